@@ -1,0 +1,184 @@
+/**
+ * Domain types shared by config/, engine/, store/ and protocol/.
+ * Plain TypeScript values only: nothing here knows about protobuf, Redis or HTTP.
+ */
+
+/** Time units accepted in config (envoyproxy/ratelimit spelling, any case in YAML). */
+export type Unit = "second" | "minute" | "hour" | "day" | "week" | "month" | "year";
+
+/** Length of each unit in milliseconds. Month is 30 days and year 365 days, as in envoyproxy/ratelimit. */
+export const UNIT_MS: Readonly<Record<Unit, number>> = Object.freeze({
+  second: 1_000,
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 7 * 86_400_000,
+  month: 30 * 86_400_000,
+  year: 365 * 86_400_000,
+});
+
+/** Bucket algorithm. `gcra` is a token bucket expressed as a theoretical arrival time. */
+export type Algorithm = "gcra" | "fixed_window";
+
+/** What to do when the store fails (resilience issue). */
+export type FailurePolicy = "local" | "allow" | "deny" | "error";
+
+/** The math parameters of one bucket. Immutable; built by config/compile or from a request override. */
+export interface Policy {
+  readonly algorithm: Algorithm;
+  /** Requests admitted per `periodMs` (the sustained rate). Always >= 1 here: 0 is handled by the engine. */
+  readonly limit: number;
+  /** Period of `limit`, in milliseconds. */
+  readonly periodMs: number;
+  /** Bucket capacity in requests (GCRA). For `fixed_window` this equals `limit`. */
+  readonly burst: number;
+}
+
+/** One limit of a rule (a rule may carry several: all must pass). */
+export interface RuleLimit {
+  /** `rate_limit.name`, reported as `current_limit.name` and used by `replaces`. */
+  readonly name: string | undefined;
+  readonly unit: Unit;
+  /** `requests_per_unit`; 0 blocks every request. */
+  readonly requestsPerUnit: number;
+  readonly policy: Policy;
+}
+
+/** Where a config node came from, for error messages and /rlconfig. */
+export interface SourceRef {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** Two-tier leasing options of a rule (lease issue). */
+export interface LeaseOptions {
+  readonly size: number;
+  readonly ttlMs: number;
+}
+
+/** A compiled rule: the limit(s) attached to one node of a domain's descriptor tree. */
+export interface Rule {
+  readonly domain: string;
+  /**
+   * Metric-safe config path, e.g. `edge.tenant.route_class_read`: domain, then per level `key` or
+   * `key_value`. Never contains runtime values of value-less (default) entries.
+   */
+  readonly path: string;
+  /** Empty when `unlimited` or when this node only whitelists a value. */
+  readonly limits: readonly RuleLimit[];
+  readonly unlimited: boolean;
+  readonly shadowMode: boolean;
+  readonly quotaMode: boolean;
+  readonly detailedMetric: boolean;
+  readonly valueToMetric: boolean;
+  /** Names of limits this rule replaces (envoyproxy `replaces`). */
+  readonly replaces: readonly string[];
+  /** Hot-key sharding: number of sub-buckets (1 = off). */
+  readonly shards: number;
+  readonly lease: LeaseOptions | undefined;
+  readonly onStoreError: FailurePolicy | undefined;
+  readonly source: SourceRef;
+}
+
+/** One node of a compiled descriptor tree. */
+export interface DescriptorNode {
+  readonly key: string;
+  /** Undefined for a value-less (default) entry. */
+  readonly value: string | undefined;
+  /** Set when `value` contains `*`: compiled glob matcher. */
+  readonly glob: RegExp | undefined;
+  /** With a glob: `share_threshold` makes every matching value share one bucket. */
+  readonly shareThreshold: boolean;
+  /** The rule attached here; undefined when the node has no `rate_limit` (pure intermediate/whitelist). */
+  readonly rule: Rule | undefined;
+  /** True when the node has a value but neither rate_limit nor children (whitelist). */
+  readonly whitelist: boolean;
+  readonly children: DescriptorLevel;
+}
+
+/** One level of the tree: exact `key_value` lookups, then globs in YAML order, then `key` defaults. */
+export interface DescriptorLevel {
+  readonly exact: ReadonlyMap<string, DescriptorNode>;
+  readonly globs: readonly DescriptorNode[];
+  readonly defaults: ReadonlyMap<string, DescriptorNode>;
+}
+
+export interface DomainRules {
+  readonly domain: string;
+  readonly root: DescriptorLevel;
+  readonly onStoreError: FailurePolicy | undefined;
+  readonly source: SourceRef;
+}
+
+/** The whole loaded configuration: immutable, frozen, swapped by reference on reload. */
+export interface RuleSet {
+  readonly domains: ReadonlyMap<string, DomainRules>;
+  /** Files this set was loaded from. */
+  readonly files: readonly string[];
+}
+
+/** A descriptor entry as received from Envoy. */
+export interface Entry {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A request-supplied limit override (RateLimitDescriptor.limit). */
+export interface LimitOverride {
+  readonly requestsPerUnit: number;
+  readonly unit: Unit;
+}
+
+/** One descriptor of a request, decoded from protobuf by protocol/. */
+export interface QueryDescriptor {
+  readonly entries: readonly Entry[];
+  readonly limit: LimitOverride | undefined;
+  /** Per-descriptor hits_addend when present (0 = check without consuming); undefined when absent. */
+  readonly hitsAddend: number | undefined;
+}
+
+/** A decoded ShouldRateLimit request. */
+export interface RateLimitQuery {
+  readonly domain: string;
+  readonly descriptors: readonly QueryDescriptor[];
+  /** Request-level hits_addend; 0 means 1. */
+  readonly hitsAddend: number;
+}
+
+export type Code = "OK" | "OVER_LIMIT";
+
+/** Reported limit of a descriptor status (RateLimitResponse.RateLimit). */
+export interface ReportedLimit {
+  readonly requestsPerUnit: number;
+  readonly unit: Unit;
+  readonly name: string | undefined;
+}
+
+/** Per-descriptor answer (RateLimitResponse.DescriptorStatus). */
+export interface DescriptorStatus {
+  readonly code: Code;
+  readonly currentLimit: ReportedLimit | undefined;
+  readonly limitRemaining: number;
+  /** Whole seconds (Envoy drops nanos); undefined when not applicable. */
+  readonly durationUntilResetSec: number | undefined;
+}
+
+export interface Header {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A decided ShouldRateLimit answer, encoded to protobuf by protocol/. */
+export interface RateLimitAnswer {
+  readonly overallCode: Code;
+  readonly statuses: readonly DescriptorStatus[];
+  readonly responseHeaders: readonly Header[];
+}
+
+/** Injected time source. Tests use a fake clock and never sleep. */
+export interface Clock {
+  /** Milliseconds since the epoch (may be fractional). */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };

@@ -1,0 +1,52 @@
+/**
+ * The one storage port. It speaks domain types only (see ARCHITECTURE.md, "Seams").
+ */
+import type { Policy } from "../engine/types.js";
+
+/** Charge `cost` tokens from the bucket `key` governed by `policy`. Cost 0 peeks. */
+export interface Take {
+  readonly key: string;
+  readonly policy: Policy;
+  readonly cost: number;
+}
+
+/**
+ * The answer for one Take.
+ *
+ * A `take` call is all-or-nothing: when any Take is not allowed, nothing is charged, and every
+ * Outcome describes the bucket as it is (uncharged).
+ */
+export interface Outcome {
+  /** Whether this bucket alone could admit its cost now. */
+  readonly allowed: boolean;
+  /** Whole tokens left after this call (after the charge when charged, else as it is). */
+  readonly remaining: number;
+  /** When not allowed: ms until the cost would be admitted; -1 when it never can (cost > burst). 0 when allowed. */
+  readonly retryAfterMs: number;
+  /** Ms until the bucket is full again (GCRA) or the window ends (fixed window). */
+  readonly resetAfterMs: number;
+}
+
+/** Classified storage failure: the guard turns these into a policy decision. */
+export class StoreError extends Error {
+  readonly code: string;
+  readonly transient: boolean;
+  constructor(message: string, options: { code: string; transient: boolean; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = "StoreError";
+    this.code = options.code;
+    this.transient = options.transient;
+  }
+}
+
+export interface Store {
+  /** `memory`, `redis`, `redis-cluster`, or a decorator name. */
+  readonly kind: string;
+  /** Evaluate every Take atomically where the backend can (see Outcome). */
+  take(takes: readonly Take[]): Promise<Outcome[]>;
+  /** Delete the buckets so they are full again. */
+  reset(keys: readonly string[]): Promise<void>;
+  /** Resolves once the store can serve (e.g. Redis connected and PINGed). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
