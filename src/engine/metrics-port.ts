@@ -3,6 +3,7 @@
  * prom-client; tests and the library use `noopMetrics`. Labels here are always bounded: rule paths
  * come from config, never from request values (metrics/ caps `detailed_metric` values itself).
  */
+import type { LimitOverride } from "./types.js";
 
 /** Result of one descriptor decision. */
 export type DecisionResult = "ok" | "over_limit" | "shadow_over_limit" | "unlimited" | "no_match";
@@ -19,6 +20,8 @@ export interface EngineMetrics {
   storeError(kind: string): void;
   /** Redis round trips made (for round-trips-per-request figures). */
   storeRoundTrips(count: number): void;
+  /** Optional: a descriptor carried a request-supplied limit override (metrics/ caps the values). */
+  overrideDecision?(domain: string, override: LimitOverride, result: DecisionResult): void;
 }
 
 export const noopMetrics: EngineMetrics = {

@@ -1,0 +1,142 @@
+/**
+ * Every tollgate metric, defined in this one place. Names start with `tollgate_`; label names are
+ * fixed here and label values are bounded (config paths, fixed enums, or capped by `SeriesCap`).
+ * docs/operations.md, envoy/prometheus/alerts.yaml and envoy/grafana/tollgate.json use these names.
+ */
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** Prefix of every metric name, Node process metrics included. */
+export const PREFIX = "tollgate_";
+
+/**
+ * Decision latency buckets in seconds: 50 µs to 50 ms, dense around Envoy's default 20 ms budget.
+ */
+export const DECISION_BUCKETS: readonly number[] = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05,
+];
+
+/** Store latency buckets in seconds: the store deadline (10 ms by default) sits inside the range. */
+export const STORE_BUCKETS: readonly number[] = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.02, 0.05,
+];
+
+/** Builds every metric on `registry` (never the global registry). */
+export function defineMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    decisions: new Counter({
+      name: `${PREFIX}decisions_total`,
+      help: "Descriptors decided, by domain, rule (config path, never request values) and result.",
+      labelNames: ["domain", "rule", "result"] as const,
+      registers,
+    }),
+    hits: new Counter({
+      name: `${PREFIX}hits_total`,
+      help: "Hits (hits_addend) charged or checked, by domain, rule and result.",
+      labelNames: ["domain", "rule", "result"] as const,
+      registers,
+    }),
+    detailedDecisions: new Counter({
+      name: `${PREFIX}detailed_decisions_total`,
+      help: 'Descriptors of detailed_metric rules, by the descriptor\'s key_value detail (series capped, then detail="_overflow_").',
+      labelNames: ["domain", "rule", "detail", "result"] as const,
+      registers,
+    }),
+    overrideDecisions: new Counter({
+      name: `${PREFIX}override_decisions_total`,
+      help: 'Descriptors carrying a request-supplied limit override, by override such as "100/minute" (series capped, then override="_overflow_").',
+      labelNames: ["domain", "override", "result"] as const,
+      registers,
+    }),
+    decisionSeconds: new Histogram({
+      name: `${PREFIX}decision_duration_seconds`,
+      help: "Wall time of one whole ShouldRateLimit / Check decision.",
+      buckets: [...DECISION_BUCKETS],
+      registers,
+    }),
+    storeSeconds: new Histogram({
+      name: `${PREFIX}store_duration_seconds`,
+      help: "Wall time of one store operation (take, reset, lease, refund, ...).",
+      labelNames: ["operation"] as const,
+      buckets: [...STORE_BUCKETS],
+      registers,
+    }),
+    storeErrors: new Counter({
+      name: `${PREFIX}store_errors_total`,
+      help: "Store errors by classified kind (timeout, connection, script, circuit_open, ...).",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+    storeRoundTrips: new Counter({
+      name: `${PREFIX}store_round_trips_total`,
+      help: "Redis round trips made.",
+      registers,
+    }),
+    breakerState: new Gauge({
+      name: `${PREFIX}breaker_state`,
+      help: "Store circuit breaker: 0 closed, 1 half-open, 2 open.",
+      registers,
+    }),
+    degraded: new Gauge({
+      name: `${PREFIX}degraded`,
+      help: "1 while decisions follow the store failure policy instead of the store, else 0.",
+      registers,
+    }),
+    leaseGrants: new Counter({
+      name: `${PREFIX}lease_grants_total`,
+      help: "Leases granted from the shared store to this instance.",
+      registers,
+    }),
+    leaseGrantedTokens: new Counter({
+      name: `${PREFIX}lease_granted_tokens_total`,
+      help: "Tokens received in granted leases.",
+      registers,
+    }),
+    leaseReturns: new Counter({
+      name: `${PREFIX}lease_returns_total`,
+      help: "Leases returned (unused tokens given back) to the shared store.",
+      registers,
+    }),
+    leaseReturnedTokens: new Counter({
+      name: `${PREFIX}lease_returned_tokens_total`,
+      help: "Unused tokens given back to the shared store.",
+      registers,
+    }),
+    leaseLocal: new Counter({
+      name: `${PREFIX}lease_local_total`,
+      help: "Takes answered from a local lease (outcome=hit) or that had to go to the store (outcome=miss).",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
+    instances: new Gauge({
+      name: `${PREFIX}instances`,
+      help: "Live tollgate instances seen through the Redis heartbeat (the local fallback divides limits by it).",
+      registers,
+    }),
+    reloads: new Counter({
+      name: `${PREFIX}config_reloads_total`,
+      help: "Config loads and reloads by result (success, failure).",
+      labelNames: ["result"] as const,
+      registers,
+    }),
+    lastReload: new Gauge({
+      name: `${PREFIX}config_last_reload_success_timestamp_seconds`,
+      help: "Unix time of the last successful config load.",
+      registers,
+    }),
+    rejected: new Counter({
+      name: `${PREFIX}rejected_requests_total`,
+      help: "Requests refused before a decision, by reason (overload, invalid_argument, deadline).",
+      labelNames: ["reason"] as const,
+      registers,
+    }),
+    inFlight: new Gauge({
+      name: `${PREFIX}in_flight_requests`,
+      help: "Requests being decided right now (bounded by --max-in-flight).",
+      registers,
+    }),
+  };
+}
+
+/** The metric objects returned by {@link defineMetrics}. */
+export type MetricSet = ReturnType<typeof defineMetrics>;

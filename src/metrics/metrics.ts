@@ -1,0 +1,206 @@
+/**
+ * tollgate's metrics: implements the engine's narrow {@link EngineMetrics} port with prom-client and
+ * adds the typed methods the guard, lease, reload and server parts call. Everything registers on an
+ * own `Registry` (never prom-client's global one), served by `GET /metrics` through {@link TollgateMetrics.text}.
+ *
+ * Hot path: label children are cached per domain and rule, so a decision is two Map lookups and an
+ * `inc`, with no object built per call.
+ */
+import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
+import type { DecisionResult, EngineMetrics } from "../engine/metrics-port.js";
+import { type Clock, type LimitOverride, systemClock } from "../engine/types.js";
+import { defineMetrics, type MetricSet, PREFIX } from "./definitions.js";
+import { OVERFLOW, SeriesCap } from "./series-cap.js";
+
+/** Circuit breaker states, reported as 0, 1 and 2. */
+export type BreakerState = "closed" | "half_open" | "open";
+
+/** Outcome of one config load or reload. */
+export type ReloadResult = "success" | "failure";
+
+/** Why a request was refused before any decision. */
+export type RejectReason = "overload" | "invalid_argument" | "deadline";
+
+const BREAKER_VALUE: Readonly<Record<BreakerState, number>> = { closed: 0, half_open: 1, open: 2 };
+
+export interface MetricsOptions {
+  /**
+   * Series kept per request-influenced metric before values fold into `"_overflow_"`: detailed
+   * decisions, limit overrides, and domain/rule pairs of decisions.
+   * @default 1000
+   */
+  readonly maxSeries?: number;
+  /** Register Node process metrics (`tollgate_process_*`, `tollgate_nodejs_*`). @default true */
+  readonly processMetrics?: boolean;
+  /** Time source of the last-successful-reload gauge. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** Counter children of one domain/rule pair, built on first use. */
+interface RuleSeries {
+  readonly decisions: Partial<Record<DecisionResult, Counter.Internal>>;
+  readonly hits: Partial<Record<DecisionResult, Counter.Internal>>;
+  readonly domain: string;
+  readonly rule: string;
+}
+
+export class TollgateMetrics implements EngineMetrics {
+  /** The registry every tollgate metric lives on. */
+  readonly registry: Registry;
+  /** Content-Type of {@link text}'s output (Prometheus text format). */
+  readonly contentType: string;
+  private readonly m: MetricSet;
+  private readonly clock: Clock;
+  /** domain → rule → children; at most `maxSeries` pairs, then {@link overflowRule}. */
+  private readonly rules = new Map<string, Map<string, RuleSeries>>();
+  private readonly maxSeries: number;
+  private ruleCount = 0;
+  private readonly overflowRule: RuleSeries;
+  private readonly details: SeriesCap<Counter.Internal>;
+  private readonly overrides: SeriesCap<Counter.Internal>;
+
+  constructor(options: MetricsOptions = {}) {
+    const maxSeries = options.maxSeries ?? 1000;
+    this.registry = new Registry();
+    this.contentType = this.registry.contentType;
+    this.clock = options.clock ?? systemClock;
+    this.m = defineMetrics(this.registry);
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    this.maxSeries = maxSeries;
+    this.overflowRule = { decisions: {}, hits: {}, domain: OVERFLOW, rule: OVERFLOW };
+    // Keys are "domain\0rule\0result\0value": NUL cannot occur in config paths or result names.
+    this.details = new SeriesCap(maxSeries, (key) => {
+      const [domain = OVERFLOW, rule = OVERFLOW, result = OVERFLOW, ...rest] =
+        key === OVERFLOW ? [] : key.split("\0");
+      const detail = key === OVERFLOW ? OVERFLOW : rest.join("\0");
+      return this.m.detailedDecisions.labels({ domain, rule, result, detail });
+    });
+    this.overrides = new SeriesCap(maxSeries, (key) => {
+      const [domain = OVERFLOW, result = OVERFLOW, override = OVERFLOW] =
+        key === OVERFLOW ? [] : key.split("\0");
+      return this.m.overrideDecisions.labels({ domain, override, result });
+    });
+  }
+
+  decision(domain: string, rulePath: string, result: DecisionResult, hits: number, detail?: string): void {
+    const series = this.ruleSeries(domain, rulePath);
+    resultChild(series, series.decisions, this.m.decisions, result).inc();
+    if (hits > 0) resultChild(series, series.hits, this.m.hits, result).inc(hits);
+    if (detail !== undefined) this.details.get(`${domain}\0${rulePath}\0${result}\0${detail}`).inc();
+  }
+
+  /** One descriptor that carried a request-supplied limit override (`RateLimitDescriptor.limit`). */
+  overrideDecision(domain: string, override: LimitOverride, result: DecisionResult): void {
+    this.overrides.get(`${domain}\0${result}\0${override.requestsPerUnit}/${override.unit}`).inc();
+  }
+
+  decisionSeconds(seconds: number): void {
+    this.m.decisionSeconds.observe(seconds);
+  }
+
+  storeSeconds(operation: string, seconds: number): void {
+    this.m.storeSeconds.observe({ operation }, seconds);
+  }
+
+  storeError(kind: string): void {
+    this.m.storeErrors.inc({ kind });
+  }
+
+  storeRoundTrips(count: number): void {
+    this.m.storeRoundTrips.inc(count);
+  }
+
+  /** The guard's circuit breaker changed state. */
+  breakerState(state: BreakerState): void {
+    this.m.breakerState.set(BREAKER_VALUE[state]);
+  }
+
+  /** Degraded mode entered (`true`) or left (`false`): decisions follow the failure policy. */
+  degraded(active: boolean): void {
+    this.m.degraded.set(active ? 1 : 0);
+  }
+
+  /** A lease of `tokens` tokens was granted by the shared store. */
+  leaseGranted(tokens: number): void {
+    this.m.leaseGrants.inc();
+    this.m.leaseGrantedTokens.inc(tokens);
+  }
+
+  /** A lease was given back with `tokens` unused tokens. */
+  leaseReturned(tokens: number): void {
+    this.m.leaseReturns.inc();
+    this.m.leaseReturnedTokens.inc(tokens);
+  }
+
+  /** A take was answered from a local lease without a store round trip. */
+  leaseLocalHit(): void {
+    this.m.leaseLocal.inc({ outcome: "hit" });
+  }
+
+  /** A take found no usable local lease and went to the store. */
+  leaseLocalMiss(): void {
+    this.m.leaseLocal.inc({ outcome: "miss" });
+  }
+
+  /** Live instance count, as seen through the heartbeat (or pinned by a setting). */
+  instances(count: number): void {
+    this.m.instances.set(count);
+  }
+
+  /** A config load or reload finished; success also records the time. */
+  reload(result: ReloadResult): void {
+    this.m.reloads.inc({ result });
+    if (result === "success") this.m.lastReload.set(this.clock.now() / 1000);
+  }
+
+  /** A request was refused before any decision. */
+  rejected(reason: RejectReason): void {
+    this.m.rejected.inc({ reason });
+  }
+
+  /** A request entered the decision path; pair with {@link requestFinished}. */
+  requestStarted(): void {
+    this.m.inFlight.inc();
+  }
+
+  /** A request left the decision path (answered or failed). */
+  requestFinished(): void {
+    this.m.inFlight.dec();
+  }
+
+  /** Every metric in the Prometheus text format, for `GET /metrics` (serve with {@link contentType}). */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private ruleSeries(domain: string, rule: string): RuleSeries {
+    let byRule = this.rules.get(domain);
+    const hit = byRule?.get(rule);
+    if (hit !== undefined) return hit;
+    // A new domain/rule pair takes one slot; past the cap (e.g. a flood of unknown domains) they share one.
+    if (this.ruleCount >= this.maxSeries) return this.overflowRule;
+    this.ruleCount += 1;
+    const made: RuleSeries = { decisions: {}, hits: {}, domain, rule };
+    if (byRule === undefined) {
+      byRule = new Map();
+      this.rules.set(domain, byRule);
+    }
+    byRule.set(rule, made);
+    return made;
+  }
+}
+
+/** The cached child of `metric` for one rule's `result`, built on first use. */
+function resultChild(
+  series: RuleSeries,
+  cache: Partial<Record<DecisionResult, Counter.Internal>>,
+  metric: Counter<"domain" | "rule" | "result">,
+  result: DecisionResult,
+): Counter.Internal {
+  let child = cache[result];
+  if (child === undefined) {
+    child = metric.labels({ domain: series.domain, rule: series.rule, result });
+    cache[result] = child;
+  }
+  return child;
+}
