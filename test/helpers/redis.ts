@@ -1,0 +1,211 @@
+/**
+ * Spawn private redis-server processes for tests: a single node or a small Redis Cluster, each on
+ * free ports, killed by pid afterwards. Never touches the developer's Redis on 127.0.0.1:6379.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+
+const execFileAsync = promisify(execFile);
+const FORBIDDEN_PORT = 6379;
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A redis-server owned by the test that started it. */
+export interface RedisServer {
+  readonly port: number;
+  /** Pid of the current process (changes after `restart()`). */
+  readonly pid: number;
+  /** `redis://127.0.0.1:PORT`. */
+  readonly url: string;
+  /** A new ioredis client to this server (closed by `stop()` if still open). */
+  client(): Redis;
+  /** Kill the server (SIGKILL) and remove its temp dir; idempotent. */
+  stop(): Promise<void>;
+  /** Send a signal to the server process and wait for it to exit. */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  /** Kill the server and start a fresh (empty) one on the same port. */
+  restart(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** Extra redis-server arguments, e.g. `["--maxmemory", "10mb"]`. */
+  readonly args?: readonly string[];
+  /** Port to use; default a free one (the cluster bus needs `port + 10000` free too). */
+  readonly port?: number;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once("error", () => resolve(false));
+    srv.listen({ port, host: "127.0.0.1", exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A port in 20000–54999 that is free, and whose cluster bus port (+10000) is free too. */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 35_000);
+    if (port === FORBIDDEN_PORT) continue;
+    if ((await portIsFree(port)) && (await portIsFree(port + 10_000))) return port;
+  }
+  throw new Error("no free port pair found for redis-server");
+}
+
+function waitExit(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+async function waitPing(port: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited (${child.exitCode})`);
+    try {
+      const { stdout } = await execFileAsync("redis-cli", ["-p", String(port), "PING"], { timeout: 1000 });
+      if (stdout.trim() === "PONG") return;
+    } catch {
+      // not up yet
+    }
+    await delay(50);
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING`);
+}
+
+function spawnServer(port: number, dir: string, args: readonly string[]): ChildProcess {
+  if (port === FORBIDDEN_PORT) throw new Error("tests must never use port 6379");
+  const argv = ["--port", String(port), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"];
+  argv.push("--dir", dir, ...args);
+  return spawn("redis-server", argv, { stdio: "ignore" });
+}
+
+/** Start one private redis-server and wait until it answers PING. */
+export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
+  const args = opts.args ?? [];
+  const port = opts.port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), `tollgate-redis-${port}-`));
+  let child = spawnServer(port, dir, args);
+  const clients: Redis[] = [];
+  let stopped = false;
+  try {
+    await waitPing(port, child);
+  } catch (err) {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const kill = async (signal: NodeJS.Signals) => {
+    const c = child;
+    c.kill(signal);
+    await waitExit(c);
+  };
+  return {
+    port,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    url: `redis://127.0.0.1:${port}`,
+    client() {
+      const c = new Redis({ port, host: "127.0.0.1", lazyConnect: false, maxRetriesPerRequest: 1 });
+      clients.push(c);
+      return c;
+    },
+    kill,
+    async restart() {
+      await kill("SIGKILL");
+      child = spawnServer(port, dir, args);
+      await waitPing(port, child);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const c of clients) c.disconnect();
+      await kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A private Redis Cluster of masters only. */
+export interface RedisCluster {
+  readonly ports: readonly number[];
+  readonly pids: readonly number[];
+  /** `redis://127.0.0.1:PORT` per master. */
+  readonly urls: readonly string[];
+  /** `redis-cluster://127.0.0.1:P1,127.0.0.1:P2,…`. */
+  readonly url: string;
+  readonly nodes: readonly RedisServer[];
+  stop(): Promise<void>;
+}
+
+async function clusterOk(port: number): Promise<boolean> {
+  try {
+    const { stdout } = await execFileAsync("redis-cli", ["-p", String(port), "CLUSTER", "INFO"], {
+      timeout: 1000,
+    });
+    return stdout.includes("cluster_state:ok");
+  } catch {
+    return false;
+  }
+}
+
+/** Start `masters` cluster-enabled servers, create the cluster and wait for cluster_state:ok on all. */
+export async function startCluster(opts: { masters: number } = { masters: 3 }): Promise<RedisCluster> {
+  const nodes: RedisServer[] = [];
+  const confDir = mkdtempSync(join(tmpdir(), "tollgate-cluster-"));
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    rmSync(confDir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < opts.masters; i++) {
+      const port = await freePort();
+      const args = ["--cluster-enabled", "yes", "--cluster-config-file", join(confDir, `nodes-${port}.conf`)];
+      nodes.push(await startRedis({ port, args: [...args, "--cluster-node-timeout", "2000"] }));
+    }
+    const addrs = nodes.map((n) => `127.0.0.1:${n.port}`);
+    await execFileAsync(
+      "redis-cli",
+      ["--cluster", "create", ...addrs, "--cluster-replicas", "0", "--cluster-yes"],
+      {
+        timeout: 20_000,
+      },
+    );
+    for (let i = 0; i < 200; i++) {
+      const states = await Promise.all(nodes.map((n) => clusterOk(n.port)));
+      if (states.every(Boolean)) break;
+      if (i === 199) throw new Error("cluster did not reach cluster_state:ok");
+      await delay(50);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    ports: nodes.map((n) => n.port),
+    get pids() {
+      return nodes.map((n) => n.pid);
+    },
+    urls: nodes.map((n) => n.url),
+    url: `redis-cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}`,
+    nodes,
+    stop,
+  };
+}
+
+/** Keys without a TTL on one node (SCAN + PTTL); `[]` means every key expires. */
+export async function keysWithoutTtl(client: Redis): Promise<string[]> {
+  const bad: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, keys] = await client.scan(cursor, "COUNT", 1000);
+    cursor = next;
+    for (const key of keys) {
+      if ((await client.pttl(key)) === -1) bad.push(key);
+    }
+  } while (cursor !== "0");
+  return bad;
+}
