@@ -1,0 +1,187 @@
+/**
+ * Semantic checks on a schema-validated document (the rules beyond types that envoyproxy/ratelimit
+ * enforces, plus those of our extensions), producing the typed `DomainSpec`.
+ */
+import type { Algorithm, FailurePolicy, LeaseOptions, Unit } from "../engine/types.js";
+import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
+import { type CheckedObject, childPath, type Pos, type ProblemSink } from "./walk.js";
+
+/** Options of the semantic checks. */
+export interface CheckOptions {
+  readonly file: string;
+  /** Algorithm of limits that do not name one. @default "gcra" */
+  readonly defaultAlgorithm?: Algorithm;
+  readonly report: ProblemSink;
+}
+
+const str = (o: CheckedObject, k: string): string | undefined => {
+  const v = o.values.get(k);
+  return typeof v === "string" ? v : undefined;
+};
+const num = (o: CheckedObject, k: string): number | undefined => {
+  const v = o.values.get(k);
+  return typeof v === "number" ? v : undefined;
+};
+const flag = (o: CheckedObject, k: string): boolean => o.values.get(k) === true;
+const obj = (o: CheckedObject, k: string): CheckedObject | undefined =>
+  o.values.get(k) as CheckedObject | undefined;
+const list = (o: CheckedObject, k: string): readonly CheckedObject[] =>
+  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+
+class Checker {
+  readonly #opts: CheckOptions;
+  constructor(opts: CheckOptions) {
+    this.#opts = opts;
+  }
+
+  /** Report at key `k` of `o` (or at `o` itself when `k` is undefined). */
+  problem(o: CheckedObject, k: string | undefined, message: string): void {
+    const pos: Pos = (k === undefined ? undefined : o.valuePos.get(k)) ?? o.pos;
+    this.#opts.report(pos, k === undefined ? o.path : childPath(o.path, k), message);
+  }
+
+  domain(root: CheckedObject): DomainSpec | undefined {
+    const domain = str(root, "domain");
+    if (domain === "") this.problem(root, "domain", "must not be empty");
+    const descriptors = this.level(list(root, "descriptors"), domain ?? "");
+    if (domain === undefined || domain === "") return undefined;
+    const at = root.valuePos.get("domain") ?? root.pos;
+    return {
+      domain,
+      file: this.#opts.file,
+      line: at.line,
+      column: at.column,
+      onStoreError: str(root, "on_store_error") as FailurePolicy | undefined,
+      descriptors,
+    };
+  }
+
+  level(items: readonly CheckedObject[], parentKey: string): DescriptorSpec[] {
+    const seen = new Map<string, number>();
+    const out: DescriptorSpec[] = [];
+    for (const item of items) {
+      const spec = this.descriptor(item, parentKey);
+      if (spec === undefined) continue;
+      const composite = spec.value === undefined ? spec.key : `${spec.key}_${spec.value}`;
+      const identity = JSON.stringify([spec.key, spec.value ?? null]);
+      const first = seen.get(identity);
+      if (first !== undefined) {
+        const full = parentKey === "" ? composite : `${parentKey}.${composite}`;
+        this.problem(
+          item,
+          "key",
+          `duplicate descriptor composite key "${full}" (first defined at line ${first})`,
+        );
+        continue;
+      }
+      seen.set(identity, spec.line);
+      out.push(spec);
+    }
+    return out;
+  }
+
+  descriptor(d: CheckedObject, parentKey: string): DescriptorSpec | undefined {
+    const key = str(d, "key");
+    if (key === "") this.problem(d, "key", "descriptor has empty key");
+    const rawValue = str(d, "value");
+    const value = rawValue === "" ? undefined : rawValue;
+    const rateLimit = obj(d, "rate_limit");
+    const rateLimits = d.valuePos.has("rate_limits") ? list(d, "rate_limits") : undefined;
+    if (d.valuePos.has("rate_limit") && rateLimits !== undefined) {
+      this.problem(
+        d,
+        "rate_limits",
+        'cannot be used together with "rate_limit" (put every limit in rate_limits)',
+      );
+    }
+    if (rateLimits !== undefined && rateLimits.length === 0 && d.valuePos.has("rate_limits")) {
+      this.problem(d, "rate_limits", "must contain at least one limit");
+    }
+    const hasRule = rateLimit !== undefined || (rateLimits !== undefined && rateLimits.length > 0);
+    if (flag(d, "share_threshold") && (value === undefined || !value.includes("*"))) {
+      this.problem(d, "share_threshold", 'requires a value containing "*" (a wildcard value)');
+    }
+    for (const k of ["shards", "lease"]) {
+      if (d.valuePos.has(k) && !hasRule)
+        this.problem(d, k, 'requires "rate_limit" or "rate_limits" on the same descriptor');
+    }
+    const composite = value === undefined ? (key ?? "") : `${key}_${value}`;
+    const children = this.level(
+      list(d, "descriptors"),
+      parentKey === "" ? composite : `${parentKey}.${composite}`,
+    );
+    const limits: LimitSpec[] = [];
+    if (rateLimit !== undefined) this.limit(rateLimit, limits, { unlimitedAllowed: true });
+    for (const item of rateLimits ?? []) this.limit(item, limits, { unlimitedAllowed: false });
+    const replaces = rateLimit === undefined ? [] : this.replaces(rateLimit);
+    const lease = obj(d, "lease");
+    if (key === undefined || key === "") return undefined;
+    return {
+      key,
+      value,
+      line: d.pos.line,
+      hasRule,
+      limits,
+      unlimited: rateLimit !== undefined && flag(rateLimit, "unlimited"),
+      replaces,
+      shadowMode: flag(d, "shadow_mode"),
+      quotaMode: flag(d, "quota_mode"),
+      detailedMetric: flag(d, "detailed_metric"),
+      valueToMetric: flag(d, "value_to_metric"),
+      shareThreshold: flag(d, "share_threshold"),
+      shards: num(d, "shards") ?? 1,
+      lease: lease === undefined ? undefined : this.lease(lease),
+      onStoreError: str(d, "on_store_error") as FailurePolicy | undefined,
+      metadata: d.values.get("metadata") as Readonly<Record<string, unknown>> | undefined,
+      children,
+    };
+  }
+
+  limit(l: CheckedObject, into: LimitSpec[], opts: { unlimitedAllowed: boolean }): void {
+    if (opts.unlimitedAllowed && flag(l, "unlimited")) {
+      if (l.valuePos.has("unit")) this.problem(l, "unit", "should not be set when unlimited is true");
+      if (l.valuePos.has("burst")) this.problem(l, "burst", "should not be set when unlimited is true");
+      return;
+    }
+    for (const k of ["unit", "requests_per_unit"]) {
+      if (!l.valuePos.has(k)) this.problem(l, undefined, `missing required key "${k}"`);
+    }
+    const algorithm = (str(l, "algorithm") as Algorithm | undefined) ?? this.#opts.defaultAlgorithm ?? "gcra";
+    const burst = num(l, "burst");
+    if (algorithm === "fixed_window" && l.valuePos.has("burst")) {
+      this.problem(
+        l,
+        "burst",
+        "is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
+      );
+    }
+    const unit = str(l, "unit") as Unit | undefined;
+    const requestsPerUnit = num(l, "requests_per_unit");
+    if (unit === undefined || requestsPerUnit === undefined) return;
+    into.push({ name: str(l, "name"), unit, requestsPerUnit, algorithm, burst });
+  }
+
+  replaces(l: CheckedObject): string[] {
+    const own = str(l, "name");
+    const names: string[] = [];
+    for (const r of list(l, "replaces")) {
+      const name = str(r, "name");
+      if (name === undefined) continue;
+      if (name === "") this.problem(r, "name", "should not be empty");
+      else if (name === own) this.problem(r, "name", `should not name its own rate limit "${own}"`);
+      else names.push(name);
+    }
+    return names;
+  }
+
+  lease(l: CheckedObject): LeaseOptions | undefined {
+    const size = num(l, "size");
+    const ttlMs = num(l, "ttl");
+    return size === undefined || ttlMs === undefined ? undefined : { size, ttlMs };
+  }
+}
+
+/** Check one schema-validated document; undefined when it has no usable domain (problems reported). */
+export function checkDocument(root: CheckedObject, opts: CheckOptions): DomainSpec | undefined {
+  return new Checker(opts).domain(root);
+}

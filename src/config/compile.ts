@@ -1,0 +1,123 @@
+/**
+ * Compiles validated `DomainSpec`s into the immutable, frozen `RuleSet` the engine matches against.
+ */
+import { prepareMatching } from "../engine/match.js";
+import type {
+  DescriptorLevel,
+  DescriptorNode,
+  DomainRules,
+  FailurePolicy,
+  Rule,
+  RuleLimit,
+  RuleSet,
+} from "../engine/types.js";
+import { UNIT_MS } from "../engine/types.js";
+import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
+
+/**
+ * Key of `DescriptorLevel.exact`: length-prefixed, so no key/value pair can collide with another
+ * (`a_b`+`c` vs `a`+`b_c`), whatever characters they contain.
+ */
+export function exactKey(key: string, value: string): string {
+  return `${key.length}:${key}=${value}`;
+}
+
+/** Compile a glob value: each `*` matches zero or more characters, anywhere; the rest is literal. */
+export function compileGlob(value: string): RegExp {
+  const parts = value.split(/\*+/).map((p) => p.replace(/[\\^$.|?*+()[\]{}/-]/g, "\\$&"));
+  return new RegExp(`^${parts.join("[\\s\\S]*")}$`);
+}
+
+/** Path segment of a node: `key` or `key_value`, with characters unsafe in metric names replaced. */
+export function pathSegment(key: string, value: string | undefined): string {
+  const raw = value === undefined ? key : `${key}_${value}`;
+  return raw.replace(/[^\w.*:/@+-]/g, "_");
+}
+
+interface Scope {
+  readonly domain: string;
+  readonly file: string;
+  readonly path: string;
+  readonly onStoreError: FailurePolicy | undefined;
+}
+
+function ruleLimit(l: LimitSpec): RuleLimit {
+  const periodMs = UNIT_MS[l.unit];
+  // requests_per_unit 0 blocks every request: the engine answers it without touching a bucket.
+  const burst = l.algorithm === "fixed_window" ? l.requestsPerUnit : (l.burst ?? l.requestsPerUnit);
+  const policy = Object.freeze({ algorithm: l.algorithm, limit: l.requestsPerUnit, periodMs, burst });
+  return Object.freeze({ name: l.name, unit: l.unit, requestsPerUnit: l.requestsPerUnit, policy });
+}
+
+function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
+  return Object.freeze({
+    domain: scope.domain,
+    path,
+    limits: Object.freeze(d.unlimited ? [] : d.limits.map(ruleLimit)),
+    unlimited: d.unlimited,
+    shadowMode: d.shadowMode,
+    quotaMode: d.quotaMode,
+    detailedMetric: d.detailedMetric,
+    valueToMetric: d.valueToMetric,
+    replaces: Object.freeze([...d.replaces]),
+    shards: d.shards,
+    lease: d.lease === undefined ? undefined : Object.freeze({ ...d.lease }),
+    // A descriptor's on_store_error applies to the rules below it unless they set their own.
+    onStoreError: d.onStoreError ?? scope.onStoreError,
+    source: Object.freeze({ file: scope.file, line: d.line }),
+  });
+}
+
+function compileNode(d: DescriptorSpec, scope: Scope): DescriptorNode {
+  const path = `${scope.path}.${pathSegment(d.key, d.value)}`;
+  const onStoreError = d.onStoreError ?? scope.onStoreError;
+  const children = compileLevel(d.children, { ...scope, path, onStoreError });
+  const glob = d.value?.includes("*") === true ? compileGlob(d.value) : undefined;
+  return Object.freeze({
+    key: d.key,
+    value: d.value,
+    glob,
+    shareThreshold: glob !== undefined && d.shareThreshold,
+    rule: d.hasRule ? compileRule(d, scope, path) : undefined,
+    whitelist: d.value !== undefined && !d.hasRule && d.children.length === 0,
+    children,
+  });
+}
+
+function compileLevel(specs: readonly DescriptorSpec[], scope: Scope): DescriptorLevel {
+  const exact = new Map<string, DescriptorNode>();
+  const globs: DescriptorNode[] = [];
+  const defaults = new Map<string, DescriptorNode>();
+  for (const d of specs) {
+    const node = compileNode(d, scope);
+    if (node.value === undefined) defaults.set(node.key, node);
+    else if (node.glob !== undefined) globs.push(node);
+    else exact.set(exactKey(node.key, node.value), node);
+  }
+  return Object.freeze({ exact, globs: Object.freeze(globs), defaults });
+}
+
+/** Compile one domain. */
+export function compileDomain(spec: DomainSpec): DomainRules {
+  const scope: Scope = {
+    domain: spec.domain,
+    file: spec.file,
+    path: pathSegment(spec.domain, undefined),
+    onStoreError: undefined,
+  };
+  const domain: DomainRules = Object.freeze({
+    domain: spec.domain,
+    root: compileLevel(spec.descriptors, scope),
+    onStoreError: spec.onStoreError,
+    source: Object.freeze({ file: spec.file, line: spec.line }),
+  });
+  prepareMatching(domain);
+  return domain;
+}
+
+/** Compile validated domains (unique by name) into a frozen RuleSet. */
+export function compileRuleSet(specs: readonly DomainSpec[], files: readonly string[]): RuleSet {
+  const domains = new Map<string, DomainRules>();
+  for (const spec of specs) domains.set(spec.domain, compileDomain(spec));
+  return Object.freeze({ domains, files: Object.freeze([...files]) });
+}
