@@ -1,0 +1,124 @@
+/**
+ * Build the ioredis client of a Redis store, configured for a hot path: a rate limit decision that
+ * waits for a reconnect is worse than a fast, classified failure the guard can act on. So no offline
+ * queue, an explicit per-command timeout, bounded retries, and auto-pipelining so that concurrent
+ * requests share round trips.
+ */
+import { readFileSync } from "node:fs";
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import type { RedisTarget } from "./url.js";
+
+/** Connection tuning of a Redis store. Every field is optional; defaults suit a same-zone Redis. */
+export interface RedisClientOptions {
+  /**
+   * Fail a command that got no reply after this long (ioredis `commandTimeout`).
+   * @default 250 (milliseconds)
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Give up a TCP/TLS connect attempt after this long (ioredis `connectTimeout`).
+   * @default 2000 (milliseconds)
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Retries of one command across reconnects before it fails (ioredis `maxRetriesPerRequest`).
+   * Kept small: the guard decides what a failure means, not a queue.
+   * @default 1 (retries)
+   */
+  readonly maxRetriesPerRequest?: number;
+  /**
+   * Queue commands while disconnected instead of failing them at once (ioredis `enableOfflineQueue`).
+   * @default false
+   */
+  readonly enableOfflineQueue?: boolean;
+  /**
+   * Send all commands issued in one event-loop tick as one pipeline (ioredis `enableAutoPipelining`).
+   * @default true
+   */
+  readonly autoPipelining?: boolean;
+  /**
+   * Longest pause between reconnect attempts; attempts back off 50 ms, 100 ms, … up to this.
+   * @default 1000 (milliseconds)
+   */
+  readonly maxReconnectDelayMs?: number;
+  /** PEM CA bundle file for `rediss://` (default: Node's built-in CAs). */
+  readonly tlsCaFile?: string;
+}
+
+/** The effective client options after defaults. */
+export type ResolvedClientOptions = Required<Omit<RedisClientOptions, "tlsCaFile">> &
+  Pick<RedisClientOptions, "tlsCaFile">;
+
+/** Apply the documented defaults. */
+export function resolveClientOptions(o: RedisClientOptions = {}): ResolvedClientOptions {
+  return {
+    commandTimeoutMs: o.commandTimeoutMs ?? 250,
+    connectTimeoutMs: o.connectTimeoutMs ?? 2000,
+    maxRetriesPerRequest: o.maxRetriesPerRequest ?? 1,
+    enableOfflineQueue: o.enableOfflineQueue ?? false,
+    autoPipelining: o.autoPipelining ?? true,
+    maxReconnectDelayMs: o.maxReconnectDelayMs ?? 1000,
+    tlsCaFile: o.tlsCaFile,
+  };
+}
+
+/** ioredis options shared by a single node, a Sentinel master and every cluster node. */
+export function baseRedisOptions(o: ResolvedClientOptions): RedisOptions {
+  return {
+    lazyConnect: true,
+    enableOfflineQueue: o.enableOfflineQueue,
+    commandTimeout: o.commandTimeoutMs,
+    connectTimeout: o.connectTimeoutMs,
+    maxRetriesPerRequest: o.maxRetriesPerRequest,
+    enableAutoPipelining: o.autoPipelining,
+    retryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
+    // Scripts are per node; a reconnect may land on a flushed or new node. ioredis' EVALSHA→EVAL
+    // fallback on NOSCRIPT covers it, so no eager SCRIPT LOAD is needed.
+    enableReadyCheck: true,
+  };
+}
+
+/** Create (without connecting) the ioredis client for a parsed store URL. */
+export function createRedisClient(target: RedisTarget, options: RedisClientOptions = {}): Redis | Cluster {
+  const o = resolveClientOptions(options);
+  const base = baseRedisOptions(o);
+  const auth = { username: target.username, password: target.password };
+  if (target.mode === "single") {
+    const tls = target.tls
+      ? { servername: target.host, ...(o.tlsCaFile ? { ca: readFileSync(o.tlsCaFile) } : {}) }
+      : undefined;
+    return new Redis({ ...base, ...auth, host: target.host, port: target.port, db: target.db, tls });
+  }
+  if (target.mode === "sentinel") {
+    return new Redis({
+      ...base,
+      ...auth,
+      sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+      name: target.masterName,
+      db: target.db,
+    });
+  }
+  const clusterOptions: ClusterOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: o.enableOfflineQueue,
+    enableAutoPipelining: o.autoPipelining,
+    scaleReads: "master",
+    maxRedirections: 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    slotsRefreshTimeout: o.connectTimeoutMs,
+    clusterRetryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
+    // ioredis forces retryStrategy null and an offline queue on node connections (the cluster client
+    // owns reconnects and its own offline queue above), so only the per-command settings pass down.
+    redisOptions: {
+      ...auth,
+      commandTimeout: o.commandTimeoutMs,
+      connectTimeout: o.connectTimeoutMs,
+      maxRetriesPerRequest: o.maxRetriesPerRequest,
+    },
+  };
+  return new Cluster(
+    target.seeds.map((s) => ({ host: s.host, port: s.port })),
+    clusterOptions,
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * Split one `take` call into script calls. A script runs on one node and touches one slot, and each
+ * algorithm has its own script, so takes are grouped by (slot, algorithm). On a single node the slot
+ * is irrelevant and only the algorithm splits a call. Each group remembers the positions of its takes
+ * so outcomes go back in request order.
+ */
+import { generateMulti } from "cluster-key-slot";
+import type { Algorithm } from "../../engine/types.js";
+import type { Take } from "../store.js";
+
+/** Takes of one script call, with their positions in the original call. */
+export interface TakeGroup {
+  /** Cluster slot of every key in the group; -1 when slots are not used (single node). */
+  readonly slot: number;
+  readonly algorithm: Algorithm;
+  readonly takes: Take[];
+  readonly indexes: number[];
+}
+
+/** Group takes by algorithm, and by hash slot when `bySlot` (Redis Cluster). */
+export function groupTakes(takes: readonly Take[], options: { bySlot: boolean }): TakeGroup[] {
+  const groups = new Map<string, TakeGroup>();
+  takes.forEach((take, index) => {
+    const slot = options.bySlot ? generateMulti([take.key]) : -1;
+    const id = `${slot}:${take.policy.algorithm}`;
+    let group = groups.get(id);
+    if (!group) {
+      group = { slot, algorithm: take.policy.algorithm, takes: [], indexes: [] };
+      groups.set(id, group);
+    }
+    group.takes.push(take);
+    group.indexes.push(index);
+  });
+  return [...groups.values()];
+}
+
+/** Keys of one multi-key command, all in `slot` (-1 when slots are not used). */
+export interface KeyGroup {
+  readonly slot: number;
+  readonly keys: string[];
+}
+
+/** Group keys by hash slot when `bySlot` (for multi-key commands such as DEL in a cluster). */
+export function groupKeysBySlot(keys: readonly string[], options: { bySlot: boolean }): KeyGroup[] {
+  if (!options.bySlot) return keys.length === 0 ? [] : [{ slot: -1, keys: [...keys] }];
+  const groups = new Map<number, KeyGroup>();
+  for (const key of keys) {
+    const slot = generateMulti([key]);
+    const group = groups.get(slot);
+    if (group) group.keys.push(key);
+    else groups.set(slot, { slot, keys: [key] });
+  }
+  return [...groups.values()];
+}

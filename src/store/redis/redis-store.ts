@@ -1,0 +1,192 @@
+/**
+ * `Store` on Redis (single node or Sentinel) or Redis Cluster, with the bucket math in lua/ and Redis
+ * `TIME` as the only clock.
+ *
+ * One `take` call becomes one script call per (slot, algorithm) group, all sent at once. A group's
+ * script is all-or-nothing on its own. Across groups (different slots in a cluster, or GCRA and fixed
+ * window buckets in one call) all-or-nothing is kept by compensation: when any group denies, the
+ * groups that charged are refunded. So the store never admits more than a bucket's capacity; while a
+ * refund is in flight a concurrent request may see those tokens as spent (brief under-admission).
+ */
+import type { Cluster, Redis } from "ioredis";
+import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
+import type { Outcome, Store, StoreError, Take } from "../store.js";
+import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
+import { classifyRedisError } from "./errors.js";
+import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
+import { RoundTripMeter } from "./round-trips.js";
+import { defineScripts, runRefund, runTake } from "./scripts.js";
+import { parseRedisUrl, redactUrl } from "./url.js";
+import { waitUntilReady } from "./wait-ready.js";
+
+/** Options of a Redis store: the URL plus connection tuning (see `RedisClientOptions`). */
+export interface RedisStoreOptions extends RedisClientOptions {
+  /** `redis://…`, `rediss://…`, `redis-sentinel://…` or `redis-cluster://…` (see url.ts). */
+  readonly url: string;
+  /** @default noopMetrics */
+  readonly metrics?: EngineMetrics;
+  /** Directory holding gcra.lua, fixed_window.lua and refund.lua. @default `<package>/lua` */
+  readonly scriptsDir?: string;
+  /**
+   * How long `ready()` waits for the connection before failing.
+   * @default 5000 (milliseconds)
+   */
+  readonly readyTimeoutMs?: number;
+  /** Called with every background connection error (already classified), e.g. to log it. */
+  readonly onConnectionError?: (err: StoreError) => void;
+}
+
+/** A Redis or Redis Cluster backed `Store`. */
+export class RedisStore implements Store {
+  readonly kind: "redis" | "redis-cluster";
+  /** The URL with credentials replaced by `***`, safe to log. */
+  readonly redactedUrl: string;
+  readonly #client: Redis | Cluster;
+  readonly #metrics: EngineMetrics;
+  readonly #meter: RoundTripMeter;
+  readonly #readyTimeoutMs: number;
+  readonly #cluster: boolean;
+
+  constructor(options: RedisStoreOptions) {
+    const target = parseRedisUrl(options.url);
+    this.#cluster = target.mode === "cluster";
+    this.kind = this.#cluster ? "redis-cluster" : "redis";
+    this.redactedUrl = redactUrl(options.url);
+    this.#metrics = options.metrics ?? noopMetrics;
+    this.#readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+    this.#meter = new RoundTripMeter(this.#metrics, {
+      pipelined: resolveClientOptions(options).autoPipelining,
+    });
+    this.#client = createRedisClient(target, options);
+    defineScripts(this.#client, options.scriptsDir);
+    const onError = options.onConnectionError;
+    // A listener is required: without one ioredis prints every reconnect error to stderr.
+    this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));
+  }
+
+  /** Round trips made so far (see RoundTripMeter). */
+  get roundTrips(): number {
+    return this.#meter.total;
+  }
+
+  async ready(): Promise<void> {
+    try {
+      await waitUntilReady(this.#client, this.#readyTimeoutMs);
+      this.#meter.note(this.#node(-1));
+      await this.#client.ping();
+    } catch (err) {
+      throw this.#fail(err, "ready");
+    }
+  }
+
+  async take(takes: readonly Take[]): Promise<Outcome[]> {
+    if (takes.length === 0) return [];
+    const started = performance.now();
+    try {
+      const groups = groupTakes(takes, { bySlot: this.#cluster });
+      const settled = await Promise.allSettled(
+        groups.map((g) => this.#send(g, () => runTake(this.#client, g.algorithm, g.takes))),
+      );
+      const replies = settled.map((s) => (s.status === "fulfilled" ? s.value : undefined));
+      const failed = settled.find((s) => s.status === "rejected");
+      const allAllowed = failed === undefined && replies.every((r) => r?.every((o) => o.allowed));
+      if (!allAllowed) await this.#compensate(groups, replies);
+      if (failed) throw failed.reason;
+      const out: Outcome[] = new Array(takes.length);
+      groups.forEach((g, gi) => {
+        const reply = replies[gi] ?? [];
+        g.indexes.forEach((index, i) => {
+          const o = reply[i];
+          if (o) out[index] = allAllowed ? o : uncharged(o, g.takes[i]);
+        });
+      });
+      return out;
+    } catch (err) {
+      throw this.#fail(err, "take");
+    } finally {
+      this.#metrics.storeSeconds("take", (performance.now() - started) / 1000);
+    }
+  }
+
+  /** Give `cost` tokens back to each bucket (lease returns); never below empty or above full. */
+  async refund(takes: readonly Take[]): Promise<void> {
+    const started = performance.now();
+    try {
+      const groups = groupTakes(takes, { bySlot: this.#cluster });
+      await Promise.all(groups.map((g) => this.#send(g, () => runRefund(this.#client, g.takes))));
+    } catch (err) {
+      throw this.#fail(err, "refund");
+    } finally {
+      this.#metrics.storeSeconds("refund", (performance.now() - started) / 1000);
+    }
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    const started = performance.now();
+    try {
+      const groups = groupKeysBySlot(keys, { bySlot: this.#cluster });
+      await Promise.all(
+        groups.map((g) => {
+          this.#meter.note(this.#node(g.slot));
+          return this.#client.del(...g.keys);
+        }),
+      );
+    } catch (err) {
+      throw this.#fail(err, "reset");
+    } finally {
+      this.#metrics.storeSeconds("reset", (performance.now() - started) / 1000);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.#client.quit();
+    } catch {
+      this.#client.disconnect();
+    }
+  }
+
+  /** Refund every group that charged (all its takes allowed, some cost > 0). */
+  async #compensate(groups: readonly TakeGroup[], replies: readonly (Outcome[] | undefined)[]) {
+    const charged = groups.filter((g, gi) => {
+      const reply = replies[gi];
+      return reply?.every((o) => o.allowed) && g.takes.some((t) => t.cost > 0);
+    });
+    if (charged.length === 0) return;
+    await Promise.all(
+      charged.map((g) =>
+        this.#send(g, () => runRefund(this.#client, g.takes)).catch((err: unknown) => {
+          // The request is denied either way; a failed refund only under-admits until the TTL.
+          this.#metrics.storeError(classifyRedisError(err, "refund").code);
+        }),
+      ),
+    );
+  }
+
+  #send<T>(group: TakeGroup, run: () => Promise<T>): Promise<T> {
+    this.#meter.note(this.#node(group.slot));
+    return run();
+  }
+
+  #node(slot: number): string {
+    if (!this.#cluster || slot < 0) return "";
+    return (this.#client as Cluster).slots[slot]?.[0] ?? `slot:${slot}`;
+  }
+
+  #fail(err: unknown, operation: string): StoreError {
+    const e = classifyRedisError(err, operation);
+    this.#metrics.storeError(e.code);
+    return e;
+  }
+}
+
+/** An allowed outcome of a group that was refunded, shown as the bucket is without the charge. */
+function uncharged(o: Outcome, take: Take | undefined): Outcome {
+  if (!take || !o.allowed || take.cost === 0) return o;
+  const { policy, cost } = take;
+  const resetAfterMs =
+    policy.algorithm === "gcra"
+      ? Math.max(0, Math.ceil(o.resetAfterMs - (cost * policy.periodMs) / policy.limit))
+      : o.resetAfterMs;
+  return { allowed: true, remaining: o.remaining + cost, retryAfterMs: 0, resetAfterMs };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import type { Policy } from "../../../src/engine/types.js";
+import { groupKeysBySlot, groupTakes } from "../../../src/store/redis/groups.js";
+
+const gcra: Policy = { algorithm: "gcra", limit: 10, periodMs: 1000, burst: 10 };
+const fw: Policy = { algorithm: "fixed_window", limit: 10, periodMs: 1000, burst: 10 };
+
+describe("groupTakes", () => {
+  it("keeps one group per algorithm on a single node, with request positions", () => {
+    const groups = groupTakes(
+      [
+        { key: "{a}1", policy: gcra, cost: 1 },
+        { key: "{b}1", policy: fw, cost: 1 },
+        { key: "{c}1", policy: gcra, cost: 1 },
+      ],
+      { bySlot: false },
+    );
+    expect(groups.map((g) => [g.slot, g.algorithm, g.indexes])).toEqual([
+      [-1, "gcra", [0, 2]],
+      [-1, "fixed_window", [1]],
+    ]);
+  });
+
+  it("splits keys of different hash tags into slot groups in a cluster", () => {
+    const groups = groupTakes(
+      [
+        { key: "tl:v1:{user1000}:a", policy: gcra, cost: 1 },
+        { key: "tl:v1:{somekey}:a", policy: gcra, cost: 1 },
+        { key: "tl:v1:{user1000}:b", policy: gcra, cost: 1 },
+      ],
+      { bySlot: true },
+    );
+    expect(groups.map((g) => g.indexes)).toEqual([[0, 2], [1]]);
+    // The slots the Redis docs give for CLUSTER KEYSLOT {user1000}.following and somekey.
+    expect(groups.map((g) => g.slot)).toEqual([3443, 11058]);
+  });
+});
+
+describe("groupKeysBySlot", () => {
+  it("puts all keys in one group without slots and none for no keys", () => {
+    expect(groupKeysBySlot(["a", "b"], { bySlot: false })).toEqual([{ slot: -1, keys: ["a", "b"] }]);
+    expect(groupKeysBySlot([], { bySlot: false })).toEqual([]);
+  });
+
+  it("groups keys sharing a hash tag", () => {
+    const groups = groupKeysBySlot(["{x}1", "{y}1", "{x}2"], { bySlot: true });
+    expect(groups.map((g) => g.keys)).toEqual([["{x}1", "{x}2"], ["{y}1"]]);
+  });
+});
