@@ -7,7 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { SETTINGS } from "../../src/settings.js";
-import { asArray, asObject, at, repo, yamlFile } from "./files.js";
+import { asArray, asObject, at, firstEndpoint, repo, yamlFile } from "./files.js";
 
 let compose: JsonObject;
 const service = (name: string) => asObject(at(compose, "services", name), `service ${name}`);
@@ -100,17 +100,7 @@ describe("docker-compose.yml", () => {
       echo: port(commandArgs("echo").find((a) => a.startsWith("-listen=")) ?? ""),
     };
     for (const c of asArray(at(bootstrap, "static_resources", "clusters"), "clusters")) {
-      const addr = at(
-        c,
-        "load_assignment",
-        "endpoints",
-        0,
-        "lb_endpoints",
-        0,
-        "endpoint",
-        "address",
-        "socket_address",
-      );
+      const addr = firstEndpoint(c);
       const host = String(at(addr, "address"));
       expect(Object.keys(asObject(at(compose, "services"), "services"))).toContain(host);
       expect(at(addr, "port_value")).toBe(listens[host]);

@@ -1,7 +1,16 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
-import { asArray, at, descriptors, type Req, ruleLimits, selectRoute, yamlFile } from "./files.js";
+import {
+  asArray,
+  at,
+  descriptors,
+  firstEndpoint,
+  type Req,
+  ruleLimits,
+  selectRoute,
+  yamlFile,
+} from "./files.js";
 
 const BOOTSTRAP = "envoy.config.bootstrap.v3.Bootstrap";
 let bootstrap: JsonObject;
@@ -67,29 +76,9 @@ describe("envoy/envoy.yaml", () => {
       "envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
     );
     expect(at(opts, "explicit_http_config", "http2_protocol_options")).toEqual({});
-    const addr = at(
-      tollgate,
-      "load_assignment",
-      "endpoints",
-      0,
-      "lb_endpoints",
-      0,
-      "endpoint",
-      "address",
-      "socket_address",
-    );
+    const addr = firstEndpoint(tollgate);
     expect(addr).toEqual({ address: "tollgate", port_value: 8081 });
-    const echo = at(
-      cluster("echo"),
-      "load_assignment",
-      "endpoints",
-      0,
-      "lb_endpoints",
-      0,
-      "endpoint",
-      "address",
-    );
-    expect(at(echo, "socket_address")).toEqual({ address: "echo", port_value: 8080 });
+    expect(firstEndpoint(cluster("echo"))).toEqual({ address: "echo", port_value: 8080 });
   });
 
   const routes = () =>

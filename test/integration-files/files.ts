@@ -44,6 +44,21 @@ export function at(v: JsonValue | undefined, ...path: (string | number)[]): Json
   return cur;
 }
 
+/** The `socket_address` of an Envoy cluster's first endpoint. */
+export function firstEndpoint(cluster: JsonValue | undefined): JsonValue {
+  return at(
+    cluster,
+    "load_assignment",
+    "endpoints",
+    0,
+    "lb_endpoints",
+    0,
+    "endpoint",
+    "address",
+    "socket_address",
+  );
+}
+
 /** A request as route matching sees it. */
 export interface Req {
   readonly method: string;
