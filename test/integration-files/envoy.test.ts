@@ -1,25 +1,27 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RuleSet } from "../../src/engine/types.js";
 import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
 import {
   asArray,
   at,
   descriptors,
+  edgeRuleSet,
   firstEndpoint,
   type Req,
-  ruleLimits,
+  rulePathFor,
   selectRoute,
   yamlFile,
 } from "./files.js";
 
 const BOOTSTRAP = "envoy.config.bootstrap.v3.Bootstrap";
 let bootstrap: JsonObject;
-let edgeRules: JsonObject;
+let edgeRules: RuleSet;
 
 beforeAll(async () => {
   await envoyRegistry();
   bootstrap = await yamlFile("envoy/envoy.yaml");
-  edgeRules = await yamlFile("envoy/config/edge.yaml");
+  edgeRules = await edgeRuleSet();
 });
 
 const hcm = () => at(bootstrap, "static_resources", "listeners", 0, "filter_chains", 0, "filters", 0);
@@ -100,7 +102,7 @@ describe("envoy/envoy.yaml", () => {
     expect(at(route, "route", "cluster")).toBe("echo");
     const sent = descriptors(asArray(at(route, "route", "rate_limits"), "rate_limits"), req);
     expect(sent).toEqual([["tenant=acme", `route_class=${cls}`]]);
-    expect(ruleLimits(edgeRules, sent[0] ?? [])).toBe(true);
+    expect(rulePathFor(edgeRules, sent[0] ?? [])).toBe(`edge.tenant.route_class_${cls}`);
   });
 
   it("sends no descriptor for a request without x-tenant-id", () => {

@@ -7,6 +7,9 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { parse, parseAllDocuments } from "yaml";
+import { loadConfig } from "../../src/config/load.js";
+import { matchDescriptor } from "../../src/engine/match.js";
+import type { RuleSet } from "../../src/engine/types.js";
 
 export const repo = resolve(import.meta.dirname, "../..");
 
@@ -143,21 +146,22 @@ function actionEntry(action: JsonObject, req: Req): string | undefined {
   throw new Error(`unsupported rate limit action ${JSON.stringify(Object.keys(action))}`);
 }
 
+/** The real rules of envoy/config/ (the compose and Istio deployments load these). */
+export async function edgeRuleSet(): Promise<RuleSet> {
+  return (await loadConfig(join(repo, "envoy/config"))).ruleSet;
+}
+
 /**
- * Whether envoyproxy-format rules (`domain`, nested `descriptors`) hold a rate limit for these
- * entries, each level matched by exact `key`+`value` or by a value-less `key` default.
+ * The config path of the rule tollgate applies to a descriptor sent as `["k=v", …]` in domain `edge`
+ * (the `rule` label of `tollgate_decisions_total`), or undefined when no rule limits it.
  */
-export function ruleLimits(config: JsonObject, entries: readonly string[]): boolean {
-  let level = asArray(at(config, "descriptors"), "descriptors");
-  let node: JsonObject | undefined;
-  for (const entry of entries) {
-    const [key, value] = entry.split("=", 2);
-    const nodes = level.map((n) => asObject(n, "descriptor"));
-    node =
-      nodes.find((n) => n.key === key && n.value === value) ??
-      nodes.find((n) => n.key === key && n.value === undefined);
-    if (node === undefined) return false;
-    level = (node.descriptors as JsonValue[] | undefined) ?? [];
-  }
-  return node?.rate_limit !== undefined;
+export function rulePathFor(ruleSet: RuleSet, entries: readonly string[]): string | undefined {
+  const domain = ruleSet.domains.get("edge");
+  if (domain === undefined) throw new Error("no domain edge in envoy/config");
+  const parsed = entries.map((e) => {
+    const eq = e.indexOf("=");
+    return { key: e.slice(0, eq), value: e.slice(eq + 1) };
+  });
+  const rule = matchDescriptor(domain, parsed)?.rule;
+  return rule !== undefined && rule.limits.length > 0 ? rule.path : undefined;
 }
