@@ -1,13 +1,18 @@
 /**
  * The one storage port. It speaks domain types only (see ARCHITECTURE.md, "Seams").
  */
-import type { Policy } from "../engine/types.js";
+import type { FailurePolicy, Policy } from "../engine/types.js";
 
 /** Charge `cost` tokens from the bucket `key` governed by `policy`. Cost 0 peeks. */
 export interface Take {
   readonly key: string;
   readonly policy: Policy;
   readonly cost: number;
+  /**
+   * What the guard does for this bucket when the store fails: the rule's `on_store_error`, else the
+   * domain's. Undefined means the guard's default (`local`). Backends ignore it.
+   */
+  readonly onStoreError?: FailurePolicy;
 }
 
 /**
