@@ -143,8 +143,9 @@ class Checker {
       if (l.valuePos.has("burst")) this.problem(l, "burst", "should not be set when unlimited is true");
       return;
     }
+    const hint = opts.unlimitedAllowed ? " (or set unlimited: true)" : "";
     for (const k of ["unit", "requests_per_unit"]) {
-      if (!l.valuePos.has(k)) this.problem(l, undefined, `missing required key "${k}"`);
+      if (!l.valuePos.has(k)) this.problem(l, undefined, `missing required key "${k}"${hint}`);
     }
     const algorithm = (str(l, "algorithm") as Algorithm | undefined) ?? this.#opts.defaultAlgorithm ?? "gcra";
     const burst = num(l, "burst");

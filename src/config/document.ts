@@ -49,11 +49,11 @@ export function readDocument(
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   for (const e of doc.errors) {
-    const at = e.linePos?.[0];
+    const at = lineCounter.linePos(e.pos[0]);
     problems.push({
       file,
-      line: at?.line ?? 0,
-      column: at?.col ?? 0,
+      line: at.line,
+      column: at.col,
       path: "",
       message: yamlMessage(e.message),
     });

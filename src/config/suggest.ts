@@ -25,9 +25,10 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The closest candidate to `word`, when it is close enough to be a likely typo
- * (distance at most 2, and at most a third of the word's length, rounded up).
+ * (distance at most 2, and at most a third of the word's length, rounded up), else the one
+ * candidate that the word is a prefix of, or that is a prefix of the word.
  */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
+export function closest(word: string, candidates: readonly string[]): string | undefined {
   const budget = Math.min(2, Math.ceil(word.length / 3));
   let best: string | undefined;
   let bestDistance = budget + 1;
@@ -38,5 +39,9 @@ export function closest(word: string, candidates: Iterable<string>): string | un
       bestDistance = dist;
     }
   }
-  return best;
+  if (best !== undefined || word.length < 4) return best;
+  // A truncated or extended key (`shadow` for `shadow_mode`) when exactly one candidate fits.
+  const lower = word.toLowerCase();
+  const related = [...candidates].filter((c) => c.startsWith(lower) || lower.startsWith(c));
+  return related.length === 1 ? related[0] : undefined;
 }

@@ -116,7 +116,7 @@ export class SchemaWalker {
       const key = keyNode.value;
       const def = fields.get(key);
       if (def === undefined) {
-        const hint = closest(key, fields.keys());
+        const hint = closest(key, [...fields.keys()]);
         const help =
           hint === undefined ? `allowed here: ${[...fields.keys()].join(", ")}` : `did you mean "${hint}"?`;
         this.#report(this.pos(keyNode), childPath(path, key), `unknown key "${key}" (${help})`);
