@@ -15,7 +15,7 @@ import { createRedisClient, type RedisClientOptions, resolveClientOptions } from
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
-import { defineScripts, runRefund, runTake } from "./scripts.js";
+import { Scripts } from "./scripts.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
 import { waitUntilReady } from "./wait-ready.js";
 
@@ -42,6 +42,7 @@ export class RedisStore implements Store {
   /** The URL with credentials replaced by `***`, safe to log. */
   readonly redactedUrl: string;
   readonly #client: Redis | Cluster;
+  readonly #scripts: Scripts;
   readonly #metrics: EngineMetrics;
   readonly #meter: RoundTripMeter;
   readonly #readyTimeoutMs: number;
@@ -58,7 +59,7 @@ export class RedisStore implements Store {
       pipelined: resolveClientOptions(options).autoPipelining,
     });
     this.#client = createRedisClient(target, options);
-    defineScripts(this.#client, options.scriptsDir);
+    this.#scripts = new Scripts(this.#client, options.scriptsDir);
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));
@@ -79,13 +80,12 @@ export class RedisStore implements Store {
     }
   }
 
-  async take(takes: readonly Take[]): Promise<Outcome[]> {
-    if (takes.length === 0) return [];
-    const started = performance.now();
-    try {
+  take(takes: readonly Take[]): Promise<Outcome[]> {
+    if (takes.length === 0) return Promise.resolve([]);
+    return this.#timed("take", async () => {
       const groups = groupTakes(takes, { bySlot: this.#cluster });
       const settled = await Promise.allSettled(
-        groups.map((g) => this.#send(g, () => runTake(this.#client, g.algorithm, g.takes))),
+        groups.map((g) => this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes))),
       );
       const replies = settled.map((s) => (s.status === "fulfilled" ? s.value : undefined));
       const failed = settled.find((s) => s.status === "rejected");
@@ -101,41 +101,22 @@ export class RedisStore implements Store {
         });
       });
       return out;
-    } catch (err) {
-      throw this.#fail(err, "take");
-    } finally {
-      this.#metrics.storeSeconds("take", (performance.now() - started) / 1000);
-    }
+    });
   }
 
   /** Give `cost` tokens back to each bucket (lease returns); never below empty or above full. */
-  async refund(takes: readonly Take[]): Promise<void> {
-    const started = performance.now();
-    try {
+  refund(takes: readonly Take[]): Promise<void> {
+    return this.#timed("refund", async () => {
       const groups = groupTakes(takes, { bySlot: this.#cluster });
-      await Promise.all(groups.map((g) => this.#send(g, () => runRefund(this.#client, g.takes))));
-    } catch (err) {
-      throw this.#fail(err, "refund");
-    } finally {
-      this.#metrics.storeSeconds("refund", (performance.now() - started) / 1000);
-    }
+      await Promise.all(groups.map((g) => this.#send(g.slot, () => this.#scripts.refund(g.takes))));
+    });
   }
 
-  async reset(keys: readonly string[]): Promise<void> {
-    const started = performance.now();
-    try {
+  reset(keys: readonly string[]): Promise<void> {
+    return this.#timed("reset", async () => {
       const groups = groupKeysBySlot(keys, { bySlot: this.#cluster });
-      await Promise.all(
-        groups.map((g) => {
-          this.#meter.note(this.#node(g.slot));
-          return this.#client.del(...g.keys);
-        }),
-      );
-    } catch (err) {
-      throw this.#fail(err, "reset");
-    } finally {
-      this.#metrics.storeSeconds("reset", (performance.now() - started) / 1000);
-    }
+      await Promise.all(groups.map((g) => this.#send(g.slot, () => this.#client.del(...g.keys))));
+    });
   }
 
   async close(): Promise<void> {
@@ -155,7 +136,7 @@ export class RedisStore implements Store {
     if (charged.length === 0) return;
     await Promise.all(
       charged.map((g) =>
-        this.#send(g, () => runRefund(this.#client, g.takes)).catch((err: unknown) => {
+        this.#send(g.slot, () => this.#scripts.refund(g.takes)).catch((err: unknown) => {
           // The request is denied either way; a failed refund only under-admits until the TTL.
           this.#metrics.storeError(classifyRedisError(err, "refund").code);
         }),
@@ -163,9 +144,22 @@ export class RedisStore implements Store {
     );
   }
 
-  #send<T>(group: TakeGroup, run: () => Promise<T>): Promise<T> {
-    this.#meter.note(this.#node(group.slot));
+  /** Run one command to the node owning `slot`, counting its round trip. */
+  #send<T>(slot: number, run: () => Promise<T>): Promise<T> {
+    this.#meter.note(this.#node(slot));
     return run();
+  }
+
+  /** Time an operation into `storeSeconds` and classify its failure. */
+  async #timed<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await run();
+    } catch (err) {
+      throw this.#fail(err, operation);
+    } finally {
+      this.#metrics.storeSeconds(operation, (performance.now() - started) / 1000);
+    }
   }
 
   #node(slot: number): string {

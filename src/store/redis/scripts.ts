@@ -14,26 +14,83 @@ import type { Cluster, Redis, Result } from "ioredis";
 import type { Algorithm } from "../../engine/types.js";
 import type { Outcome, Take } from "../store.js";
 
+/** The scripts of lua/ by command-name stem. */
+const SCRIPTS = {
+  tollgateGcra: "gcra.lua",
+  tollgateFixedWindow: "fixed_window.lua",
+  tollgateRefund: "refund.lua",
+} as const;
+type ScriptName = keyof typeof SCRIPTS;
+
+// One command per (script, number of keys), e.g. `tollgateGcra3`, defined with a fixed
+// `numberOfKeys` so the first argument is a key. ioredis Cluster's auto-pipelining routes a command
+// by its first argument; with a leading key count every script call would be routed by the slot of
+// "3" and fail with "All keys in the pipeline should belong to the same slots allocation group".
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    /** lua/gcra.lua: charge GCRA buckets of one slot all-or-nothing. */
-    tollgateGcra(numKeys: number, ...args: (string | number)[]): Result<number[], Context>;
-    /** lua/fixed_window.lua: charge fixed-window counters of one slot all-or-nothing. */
-    tollgateFixedWindow(numKeys: number, ...args: (string | number)[]): Result<number[], Context>;
-    /** lua/refund.lua: give tokens back to buckets of one slot. */
-    tollgateRefund(numKeys: number, ...args: (string | number)[]): Result<unknown, Context>;
+    /** lua/gcra.lua over N keys: charge GCRA buckets of one slot all-or-nothing. */
+    [gcra: `tollgateGcra${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
+    /** lua/fixed_window.lua over N keys: charge fixed-window counters of one slot all-or-nothing. */
+    [fixedWindow: `tollgateFixedWindow${number}`]: (
+      ...keysThenArgv: (string | number)[]
+    ) => Result<number[], Context>;
+    /** lua/refund.lua over N keys: give tokens back to buckets of one slot. */
+    [refund: `tollgateRefund${number}`]: (...keysThenArgv: (string | number)[]) => Result<unknown, Context>;
   }
 }
 
 /** Directory of the .lua files: `<package root>/lua` (three levels above src/store/redis or dist/store/redis). */
 export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "lua");
 
-/** Register every tollgate script on a client (single node or cluster). */
-export function defineScripts(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR): void {
-  const load = (file: string) => readFileSync(join(dir, file), "utf8");
-  client.defineCommand("tollgateGcra", { lua: load("gcra.lua") });
-  client.defineCommand("tollgateFixedWindow", { lua: load("fixed_window.lua") });
-  client.defineCommand("tollgateRefund", { lua: load("refund.lua") });
+/**
+ * The tollgate scripts registered on one client. Script bodies are read once at construction (a
+ * missing file fails startup, not a request); commands per key count are defined on first use.
+ */
+export class Scripts {
+  readonly #client: Redis | Cluster;
+  readonly #lua: Readonly<Record<ScriptName, string>>;
+  readonly #defined = new Set<string>();
+
+  constructor(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR) {
+    this.#client = client;
+    const load = (file: string) => readFileSync(join(dir, file), "utf8");
+    this.#lua = {
+      tollgateGcra: load(SCRIPTS.tollgateGcra),
+      tollgateFixedWindow: load(SCRIPTS.tollgateFixedWindow),
+      tollgateRefund: load(SCRIPTS.tollgateRefund),
+    };
+  }
+
+  /** Run the take script of `algorithm` over one slot's takes. */
+  async take(algorithm: Algorithm, takes: readonly Take[]): Promise<Outcome[]> {
+    const { keys, argv } = encodeTakes(takes);
+    const script = algorithm === "gcra" ? "tollgateGcra" : "tollgateFixedWindow";
+    const reply = await this.#command(script, keys.length)(...keys, ...argv);
+    return decodeOutcomes(reply, takes.length);
+  }
+
+  /** Give `cost` tokens back to each bucket of one slot (compensation, lease returns). */
+  async refund(takes: readonly Take[]): Promise<void> {
+    const keys: string[] = [];
+    const argv: (string | number)[] = [];
+    for (const t of takes) {
+      keys.push(t.key);
+      argv.push(t.policy.algorithm, t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
+    }
+    await this.#command("tollgateRefund", keys.length)(...keys, ...argv);
+  }
+
+  /** The command running `script` over `keys` keys, defined on first use. */
+  #command(script: ScriptName, keys: number): (...keysThenArgv: (string | number)[]) => Promise<unknown> {
+    const name: `${ScriptName}${number}` = `${script}${keys}`;
+    if (!this.#defined.has(name)) {
+      this.#client.defineCommand(name, { lua: this.#lua[script], numberOfKeys: keys });
+      this.#defined.add(name);
+    }
+    const command = this.#client[name];
+    if (!command) throw new Error(`ioredis did not define the command ${name}`);
+    return command.bind(this.#client);
+  }
 }
 
 /** KEYS and ARGV of one script call over `takes` (all of one algorithm and one slot). */
@@ -65,25 +122,4 @@ export function decodeOutcomes(reply: unknown, count: number): Outcome[] {
     });
   }
   return out;
-}
-
-/** Run the take script of `algorithm` over one slot's takes. */
-export async function runTake(client: Redis | Cluster, algorithm: Algorithm, takes: readonly Take[]) {
-  const { keys, argv } = encodeTakes(takes);
-  const reply =
-    algorithm === "gcra"
-      ? await client.tollgateGcra(keys.length, ...keys, ...argv)
-      : await client.tollgateFixedWindow(keys.length, ...keys, ...argv);
-  return decodeOutcomes(reply, takes.length);
-}
-
-/** Give `cost` tokens back to each bucket of one slot (compensation of a partially denied call). */
-export async function runRefund(client: Redis | Cluster, takes: readonly Take[]): Promise<void> {
-  const keys: string[] = [];
-  const argv: (string | number)[] = [];
-  for (const t of takes) {
-    keys.push(t.key);
-    argv.push(t.policy.algorithm, t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
-  }
-  await client.tollgateRefund(keys.length, ...keys, ...argv);
 }
