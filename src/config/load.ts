@@ -17,6 +17,8 @@ import {
 } from "./document.js";
 import { ConfigError, type ConfigProblem } from "./errors.js";
 
+export { type LoadResult, type ParsedDocument, type ParseOptions, parseConfigText } from "./document.js";
+
 /** Options of `loadConfig`: the same as a text parse. */
 export type LoadOptions = ParseOptions;
 
