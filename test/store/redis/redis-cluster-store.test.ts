@@ -6,7 +6,6 @@ import type { Take } from "../../../src/store/store.js";
 import { keysWithoutTtl, type RedisCluster, startCluster } from "../../helpers/redis.js";
 import { recordingMetrics } from "./recording-metrics.js";
 
-const SCRIPTS = process.env.TOLLGATE_TEST_LUA;
 const hour = 3_600_000;
 let seq = 0;
 /** A key whose hash tag is `tag`, unique per test. */
@@ -18,7 +17,7 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
   let cluster: RedisCluster;
   const stores: RedisStore[] = [];
   const open = async () => {
-    const s = new RedisStore({ url: cluster.url, scriptsDir: SCRIPTS });
+    const s = new RedisStore({ url: cluster.url });
     stores.push(s);
     await s.ready();
     return s;
@@ -94,7 +93,7 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
 
   it("counts one round trip per master reached by a request", async () => {
     const metrics = recordingMetrics();
-    const store = new RedisStore({ url: cluster.url, scriptsDir: SCRIPTS, metrics });
+    const store = new RedisStore({ url: cluster.url, metrics });
     stores.push(store);
     await store.ready();
     const before = metrics.roundTrips;

@@ -6,7 +6,6 @@ import { StoreError, type Take } from "../../../src/store/store.js";
 import { keysWithoutTtl, type RedisServer, startRedis } from "../../helpers/redis.js";
 import { recordingMetrics } from "./recording-metrics.js";
 
-const SCRIPTS = process.env.TOLLGATE_TEST_LUA;
 const gcra: Policy = { algorithm: "gcra", limit: 10, periodMs: 60_000, burst: 10 };
 const window: Policy = { algorithm: "fixed_window", limit: 5, periodMs: 60_000, burst: 5 };
 let seq = 0;
@@ -18,7 +17,7 @@ describe("RedisStore on a single redis-server", () => {
   let admin: Redis;
   const stores: RedisStore[] = [];
   const open = async (extra: Partial<ConstructorParameters<typeof RedisStore>[0]> = {}) => {
-    const s = new RedisStore({ url: server.url, scriptsDir: SCRIPTS, ...extra });
+    const s = new RedisStore({ url: server.url, ...extra });
     stores.push(s);
     await s.ready();
     return s;
