@@ -1,0 +1,329 @@
+/**
+ * The `ext_authz` config section: per domain, how tollgate's ext_authz Check builds descriptors from
+ * the request (docs/ext-authz.md). Plugs into the table-driven schema with `EXT_AUTHZ_SCHEMA_ROWS`
+ * (types, unknown keys, positions are the walker's job) and checks the rest here, reporting every
+ * problem with file, line, column and YAML path, then compiles frozen `ExtAuthzRules`.
+ *
+ * Wiring: validate with `extendSchema(BASE_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS)`, then call
+ * `compileExtAuthz(documents, problems)` between `readDocument` and `buildRuleSet` so that its
+ * problems are reported together with the rest of the load (`parseExtAuthzConfigText` does this).
+ */
+import {
+  compilePathGlob,
+  type RouteClassRow,
+  type RouteClassTable,
+} from "../../engine/extract/route-class.js";
+import type {
+  DescriptorRule,
+  DomainExtraction,
+  ExtAuthzRules,
+  ValueSource,
+} from "../../engine/extract/rules.js";
+import {
+  buildRuleSet,
+  type LoadResult,
+  type ParsedDocument,
+  type ParseOptions,
+  readDocument,
+} from "../document.js";
+import type { ConfigProblem } from "../errors.js";
+import { BASE_SCHEMA, extendSchema, type FieldDef } from "../schema.js";
+import { type CheckedObject, childPath } from "../walk.js";
+
+const str = { kind: "string" } as const;
+const bool = { kind: "bool" } as const;
+const E = "ext_authz";
+
+/** Schema rows of the section (contexts prefixed `ext_authz`). */
+export const EXT_AUTHZ_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze([
+  { name: "ext_authz", in: ["root"], type: { kind: "object", context: E } },
+  { name: "default", in: [E], type: bool },
+  { name: "descriptors", in: [E], type: { kind: "list", context: `${E}_descriptor` }, required: true },
+  { name: "required", in: [`${E}_descriptor`], type: bool },
+  { name: "entries", in: [`${E}_descriptor`], type: { kind: "list", context: `${E}_entry` }, required: true },
+  { name: "key", in: [`${E}_entry`], type: str, required: true },
+  { name: "header", in: [`${E}_entry`], type: str },
+  { name: "jwt_claim", in: [`${E}_entry`], type: { kind: "object", context: `${E}_jwt_claim` } },
+  { name: "source_ip", in: [`${E}_entry`], type: bool },
+  { name: "source_subnet", in: [`${E}_entry`], type: { kind: "object", context: `${E}_subnet` } },
+  { name: "route_class", in: [`${E}_entry`], type: { kind: "object", context: `${E}_route_class` } },
+  { name: "context_extension", in: [`${E}_entry`], type: str },
+  { name: "literal", in: [`${E}_entry`], type: str },
+  { name: "raw_path", in: [`${E}_entry`], type: { kind: "object", context: `${E}_raw_path` } },
+  { name: "claim", in: [`${E}_jwt_claim`], type: str, required: true },
+  { name: "claim_header", in: [`${E}_jwt_claim`], type: str },
+  { name: "payload_metadata", in: [`${E}_jwt_claim`], type: str },
+  { name: "metadata_namespace", in: [`${E}_jwt_claim`], type: str },
+  { name: "token_header", in: [`${E}_jwt_claim`], type: str },
+  { name: "decode_token", in: [`${E}_jwt_claim`], type: bool },
+  { name: "ipv4_prefix", in: [`${E}_subnet`], type: { kind: "uint", min: 0, max: 32 } },
+  { name: "ipv6_prefix", in: [`${E}_subnet`], type: { kind: "uint", min: 0, max: 128 } },
+  { name: "default", in: [`${E}_route_class`], type: str },
+  { name: "routes", in: [`${E}_route_class`], type: { kind: "list", context: `${E}_route` } },
+  { name: "methods", in: [`${E}_route`], type: str },
+  { name: "prefix", in: [`${E}_route`], type: str },
+  { name: "path", in: [`${E}_route`], type: str },
+  { name: "class", in: [`${E}_route`], type: str, required: true },
+  { name: "include_query", in: [`${E}_raw_path`], type: bool },
+]);
+
+/** Entry keys that name a value source; an entry has exactly one. */
+const SOURCES = [
+  "header",
+  "jwt_claim",
+  "source_ip",
+  "source_subnet",
+  "route_class",
+  "context_extension",
+  "literal",
+  "raw_path",
+] as const;
+
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const text = (o: CheckedObject, k: string) => o.values.get(k) as string | undefined;
+const num = (o: CheckedObject, k: string) => o.values.get(k) as number | undefined;
+const child = (o: CheckedObject, k: string) => o.values.get(k) as CheckedObject | undefined;
+const items = (o: CheckedObject, k: string) =>
+  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+
+/** Checks and compiles the section of one file. */
+class SectionChecker {
+  readonly #file: string;
+  readonly #problems: ConfigProblem[];
+  constructor(file: string, problems: ConfigProblem[]) {
+    this.#file = file;
+    this.#problems = problems;
+  }
+
+  problem(o: CheckedObject, k: string | undefined, message: string): void {
+    const pos = (k === undefined ? undefined : o.valuePos.get(k)) ?? o.pos;
+    const path = k === undefined ? o.path : childPath(o.path, k);
+    this.#problems.push({ file: this.#file, line: pos.line, column: pos.column, path, message });
+  }
+
+  /** A header name: lower-cased, a valid token, never `:path` (use `raw_path` for that). */
+  headerName(o: CheckedObject, k: string): string | undefined {
+    const raw = text(o, k);
+    if (raw === undefined) return undefined;
+    const name = raw.toLowerCase();
+    if (name === ":path") {
+      this.problem(o, k, 'must not be ":path": raw paths become bucket keys only through raw_path');
+    } else if (!HTTP_TOKEN.test(name.startsWith(":") ? name.slice(1) : name)) {
+      this.problem(o, k, `must be an HTTP header name, got ${JSON.stringify(raw)}`);
+    } else return name;
+    return undefined;
+  }
+
+  nonEmpty(o: CheckedObject, k: string): string | undefined {
+    const v = text(o, k);
+    if (v === "") this.problem(o, k, "must not be empty");
+    return v === "" ? undefined : v;
+  }
+
+  section(s: CheckedObject, domain: string): DomainExtraction {
+    const list = items(s, "descriptors");
+    if (s.values.has("descriptors") && list.length === 0)
+      this.problem(s, "descriptors", "must list at least one descriptor");
+    const descriptors: DescriptorRule[] = [];
+    for (const d of list) {
+      const entries = items(d, "entries");
+      if (d.values.has("entries") && entries.length === 0)
+        this.problem(d, "entries", "must list at least one entry");
+      const compiled = entries.map((e) => this.entry(e));
+      const ok = compiled.every((e) => e !== undefined);
+      if (ok && entries.length > 0) {
+        descriptors.push(
+          Object.freeze({ entries: Object.freeze(compiled), required: d.values.get("required") === true }),
+        );
+      }
+    }
+    return Object.freeze({ domain, descriptors: Object.freeze(descriptors) });
+  }
+
+  entry(e: CheckedObject): { key: string; source: ValueSource } | undefined {
+    const key = this.nonEmpty(e, "key");
+    const present = SOURCES.filter((k) => e.valuePos.has(k));
+    if (present.length !== 1) {
+      const message =
+        present.length === 0
+          ? `needs one value source (${SOURCES.join(", ")})`
+          : `has ${present.length} value sources (${present.join(", ")}): use exactly one`;
+      this.problem(e, undefined, message);
+      return undefined;
+    }
+    const source = this.source(e, present[0] as (typeof SOURCES)[number]);
+    return key === undefined || source === undefined
+      ? undefined
+      : Object.freeze({ key, source: Object.freeze(source) });
+  }
+
+  source(e: CheckedObject, kind: (typeof SOURCES)[number]): ValueSource | undefined {
+    switch (kind) {
+      case "header": {
+        const name = this.headerName(e, "header");
+        return name === undefined ? undefined : { kind, name };
+      }
+      case "context_extension": {
+        const name = this.nonEmpty(e, kind);
+        return name === undefined ? undefined : { kind, name };
+      }
+      case "literal": {
+        const value = this.nonEmpty(e, kind);
+        return value === undefined ? undefined : { kind, value };
+      }
+      case "source_ip":
+        if (e.values.get(kind) === false) this.problem(e, kind, "must be true (or leave it out)");
+        return e.values.get(kind) === true ? { kind } : undefined;
+      case "source_subnet": {
+        const s = child(e, kind);
+        if (s === undefined) return undefined;
+        return { kind, ipv4Prefix: num(s, "ipv4_prefix") ?? 24, ipv6Prefix: num(s, "ipv6_prefix") ?? 56 };
+      }
+      case "raw_path": {
+        const r = child(e, kind);
+        return r === undefined ? undefined : { kind, includeQuery: r.values.get("include_query") === true };
+      }
+      case "jwt_claim":
+        return this.jwt(child(e, kind));
+      case "route_class": {
+        const table = this.routeTable(child(e, kind));
+        return table === undefined ? undefined : { kind, table };
+      }
+    }
+  }
+
+  jwt(j: CheckedObject | undefined): ValueSource | undefined {
+    if (j === undefined) return undefined;
+    const claim = this.nonEmpty(j, "claim");
+    const claimPath = claim?.split(".") ?? [];
+    if (claimPath.some((p) => p === ""))
+      this.problem(j, "claim", `has an empty segment: ${JSON.stringify(claim)}`);
+    const claimHeader = j.values.has("claim_header") ? this.headerName(j, "claim_header") : undefined;
+    const tokenHeader = j.values.has("token_header") ? this.headerName(j, "token_header") : "authorization";
+    const payloadMetadataKey = this.nonEmpty(j, "payload_metadata");
+    const metadataNamespace = this.nonEmpty(j, "metadata_namespace") ?? "envoy.filters.http.jwt_authn";
+    const decodeToken = j.values.get("decode_token") !== false;
+    if (!decodeToken && claimHeader === undefined && payloadMetadataKey === undefined) {
+      this.problem(
+        j,
+        "decode_token",
+        "is false but neither claim_header nor payload_metadata is set: no claim could be read",
+      );
+    }
+    if (claim === undefined || claimPath.some((p) => p === "") || tokenHeader === undefined) return undefined;
+    return {
+      kind: "jwt_claim",
+      claim,
+      claimPath: Object.freeze(claimPath),
+      claimHeader,
+      payloadMetadataKey,
+      metadataNamespace,
+      tokenHeader,
+      decodeToken,
+    };
+  }
+
+  routeTable(t: CheckedObject | undefined): RouteClassTable | undefined {
+    if (t === undefined) return undefined;
+    const defaultClass = this.nonEmpty(t, "default");
+    const list = items(t, "routes");
+    if (list.length === 0 && defaultClass === undefined)
+      this.problem(t, undefined, "needs routes or a default class");
+    const rows = list.map((r) => this.route(r));
+    if (!rows.every((r) => r !== undefined)) return undefined;
+    return Object.freeze({ rows: Object.freeze(rows), defaultClass });
+  }
+
+  route(r: CheckedObject): RouteClassRow | undefined {
+    const className = this.nonEmpty(r, "class");
+    const prefix = text(r, "prefix");
+    const glob = text(r, "path");
+    let ok = className !== undefined;
+    if ((prefix === undefined) === (glob === undefined)) {
+      this.problem(r, undefined, 'needs exactly one of "prefix" and "path" (a glob)');
+      ok = false;
+    }
+    for (const k of ["prefix", "path"]) {
+      const v = text(r, k);
+      if (v !== undefined && !v.startsWith("/")) {
+        this.problem(r, k, `must start with "/", got ${JSON.stringify(v)}`);
+        ok = false;
+      }
+    }
+    const methods = (text(r, "methods") ?? "").split(/[\s,]+/).filter((m) => m !== "");
+    for (const m of methods) {
+      if (!HTTP_TOKEN.test(m)) {
+        this.problem(r, "methods", `${JSON.stringify(m)} is not an HTTP method (write e.g. "GET, HEAD")`);
+        ok = false;
+      }
+    }
+    if (!ok || className === undefined) return undefined;
+    return Object.freeze({
+      methods: new Set(methods.map((m) => m.toUpperCase())),
+      prefix,
+      glob: glob === undefined ? undefined : compilePathGlob(glob),
+      className,
+    });
+  }
+}
+
+/** Options of `compileExtAuthz`. */
+export interface ExtAuthzCompileOptions {
+  /** Longest entry value in UTF-8 bytes (the RLS input bound). @default 256 */
+  readonly maxValueBytes?: number;
+}
+
+/**
+ * Check and compile the `ext_authz` sections of validated documents, appending every problem to
+ * `problems`. The result is frozen; it is only meaningful when no problem was added.
+ */
+export function compileExtAuthz(
+  documents: readonly ParsedDocument[],
+  problems: ConfigProblem[],
+  opts: ExtAuthzCompileOptions = {},
+): ExtAuthzRules {
+  const domains = new Map<string, DomainExtraction>();
+  let defaultDomain: { name: string; file: string; line: number } | undefined;
+  for (const doc of documents) {
+    const section = doc.root === undefined ? undefined : child(doc.root, "ext_authz");
+    if (section === undefined || doc.domain === undefined) continue;
+    const checker = new SectionChecker(doc.file, problems);
+    domains.set(doc.domain.domain, checker.section(section, doc.domain.domain));
+    if (section.values.get("default") !== true) continue;
+    if (defaultDomain !== undefined) {
+      checker.problem(
+        section,
+        "default",
+        `only one domain may be the ext_authz default ("${defaultDomain.name}" is, at ${defaultDomain.file}:${defaultDomain.line})`,
+      );
+    } else {
+      defaultDomain = { name: doc.domain.domain, file: doc.file, line: section.pos.line };
+    }
+  }
+  // With a single ext_authz domain, it is the default.
+  const only = domains.size === 1 ? [...domains.keys()][0] : undefined;
+  return Object.freeze({
+    domains,
+    defaultDomain: defaultDomain?.name ?? only,
+    maxValueBytes: opts.maxValueBytes ?? 256,
+  });
+}
+
+/** A config load with its ext_authz rules. */
+export interface ExtAuthzLoadResult extends LoadResult {
+  readonly extAuthz: ExtAuthzRules;
+}
+
+/** Parse one config text with the section enabled; throws ConfigError listing every problem. */
+export function parseExtAuthzConfigText(
+  file: string,
+  source: string,
+  opts: ParseOptions & ExtAuthzCompileOptions = {},
+): ExtAuthzLoadResult {
+  const problems: ConfigProblem[] = [];
+  const schema = extendSchema(opts.schema ?? BASE_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS);
+  const doc = readDocument(file, source, { ...opts, schema }, problems);
+  const extAuthz = compileExtAuthz([doc], problems, opts);
+  return Object.freeze({ ...buildRuleSet([doc], problems), extAuthz });
+}
