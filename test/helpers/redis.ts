@@ -3,7 +3,7 @@
  * free ports, killed by pid afterwards. Never touches the developer's Redis on 127.0.0.1:6379.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -194,6 +194,50 @@ export async function startCluster(opts: { masters: number } = { masters: 3 }): 
     nodes,
     stop,
   };
+}
+
+/** A private Redis Sentinel monitoring one master. */
+export interface RedisSentinel {
+  readonly port: number;
+  readonly pid: number;
+  /** `redis-sentinel://127.0.0.1:PORT/MASTERNAME`. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** Start `redis-server --sentinel` monitoring the master on `masterPort` as `masterName`. */
+export async function startSentinel(opts: {
+  masterPort: number;
+  masterName: string;
+}): Promise<RedisSentinel> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), `tollgate-sentinel-${port}-`));
+  const conf = join(dir, "sentinel.conf");
+  // Sentinel rewrites its config file, so it must be a writable file of its own.
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      "bind 127.0.0.1",
+      `dir ${dir}`,
+      `sentinel monitor ${opts.masterName} 127.0.0.1 ${opts.masterPort} 1`,
+      `sentinel down-after-milliseconds ${opts.masterName} 1000`,
+      "",
+    ].join("\n"),
+  );
+  const child = spawn("redis-server", [conf, "--sentinel"], { stdio: "ignore" });
+  const stop = async () => {
+    child.kill("SIGKILL");
+    await waitExit(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitPing(port, child);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { port, pid: child.pid ?? -1, url: `redis-sentinel://127.0.0.1:${port}/${opts.masterName}`, stop };
 }
 
 /** Keys without a TTL on one node (SCAN + PTTL); `[]` means every key expires. */
