@@ -12,6 +12,7 @@ export type RedisErrorCode =
   | "script"
   | "cluster"
   | "auth"
+  | "tls"
   | "busy"
   | "oom"
   | "reply";
@@ -48,6 +49,12 @@ const RULES: readonly Rule[] = [
     code: "cluster",
     transient: true,
     hint: "the cluster is resharding or failing over; ioredis retries",
+  },
+  {
+    test: /certificate|ERR_TLS|SSL routines|wrong version number/i,
+    code: "tls",
+    transient: false,
+    hint: "check the CA file (tlsCaFile) and that the server name matches the certificate",
   },
   { test: /^BUSY|BUSY Redis/m, code: "busy", transient: true, hint: "a long script is running on Redis" },
   { test: /LOADING/, code: "busy", transient: true, hint: "Redis is loading its dataset" },

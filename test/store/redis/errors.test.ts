@@ -20,6 +20,7 @@ describe("classifyRedisError", () => {
     [new Error("CROSSSLOT Keys in request don't hash to the same slot"), "cluster", false],
     [new Error("ERR Error running script (call to f_0): @user_script:3: bad"), "script", false],
     [new Error("WRONGPASS invalid username-password pair"), "auth", false],
+    [new Error("self-signed certificate in certificate chain"), "tls", false],
     [new Error("OOM command not allowed when used memory > 'maxmemory'."), "oom", true],
     [new Error("BUSY Redis is busy running a script."), "busy", true],
     [new Error("LOADING Redis is loading the dataset in memory"), "busy", true],
