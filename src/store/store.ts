@@ -49,6 +49,11 @@ export interface Store {
   readonly kind: string;
   /** Evaluate every Take atomically where the backend can (see Outcome). */
   take(takes: readonly Take[]): Promise<Outcome[]>;
+  /**
+   * Optional: give `cost` tokens back to each bucket (cross-slot compensation, lease returns). An
+   * absent bucket is already full and stays absent; a fixed-window counter never goes below 0.
+   */
+  refund?(takes: readonly Take[]): Promise<void>;
   /** Delete the buckets so they are full again. */
   reset(keys: readonly string[]): Promise<void>;
   /** Resolves once the store can serve (e.g. Redis connected and PINGed). */

@@ -1,0 +1,112 @@
+--[[
+tollgate fixed window: count hits on several counters of one slot, all-or-nothing.
+Executable specification: src/store/memory/fixed-window.ts (same operations, same results).
+
+KEYS  counter keys, all in one cluster slot (the caller guarantees it with a shared hash tag).
+ARGV  per bucket, 4 values, flattened in KEYS order (the same layout as gcra.lua):
+        cost      hits to count (integer >= 0; 0 peeks and never writes)
+        limit     hits per window (>= 1)
+        periodMs  window length in ms; windows are epoch-aligned (envoyproxy/ratelimit semantics)
+        burst     ignored (equals limit for fixed windows); kept so both scripts share one encoder
+      so #ARGV == 4 * #KEYS (anything else is an error reply).
+Reply per bucket, 4 integers, flattened in KEYS order:
+        allowed       1 or 0
+        remaining     hits left in the window (after the charge when charged)
+        retryAfterMs  0 when allowed; ms until the window ends; -1 never (cost > limit)
+        resetAfterMs  ms until the window ends
+
+State   one integer counter per bucket whose PX TTL ends exactly at the window end, so the key needs
+        no window suffix. A counter is created with SET .. PX in the same step that gives it its
+        value and is only ever increased with INCRBY, which keeps the TTL: no counter can exist
+        without a TTL. A counter found without a positive TTL is treated as absent and rewritten.
+Time    redis.call('TIME').
+Denied  when any bucket is denied, nothing is written and every allowed bucket reports remaining
+        and resetAfterMs as the bucket is, uncharged (allowed stays 1: it alone would pass).
+Atomic  Redis runs a script to completion with no other command in between. Phase 1 reads and
+        evaluates every counter; phase 2 writes only if all were allowed, so a denied call counts
+        nothing. Several entries for the same key see each other's hits.
+]]
+
+local n = #KEYS
+if #ARGV ~= 4 * n then
+  return redis.error_reply('tollgate fixed_window: expected ' .. (4 * n) .. ' ARGV for ' .. n .. ' keys, got ' .. #ARGV)
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local now_ms = math.floor(now / 1000)
+
+local out = {}
+local uncharged = {} -- per bucket {remaining, reset} as it is, for a denied call
+local stored = {}   -- key -> count as read in phase 1 (nil when absent)
+local pending = {}  -- key -> count to write
+local ttl_of = {}   -- key -> ms to window end (PX of a new counter)
+local order = {}
+local all_allowed = true
+
+for i = 1, n do
+  local key = KEYS[i]
+  local base = (i - 1) * 4
+  local cost = tonumber(ARGV[base + 1])
+  local limit = tonumber(ARGV[base + 2])
+  local period_ms = tonumber(ARGV[base + 3])
+  local window_end = (math.floor(now_ms / period_ms) + 1) * period_ms
+  local ttl = window_end - now_ms
+
+  local count = pending[key]
+  if count == nil then
+    local raw = redis.call('GET', key)
+    if raw and redis.call('PTTL', key) > 0 then
+      stored[key] = tonumber(raw)
+    end
+    count = stored[key] or 0
+  end
+  local left = math.max(0, limit - count)
+
+  local allowed, remaining, retry
+  if cost > limit then
+    allowed, remaining, retry = 0, left, -1
+  elseif count + cost > limit then
+    allowed, remaining, retry = 0, left, ttl
+  else
+    allowed, remaining, retry = 1, limit - count - cost, 0
+    if cost > 0 then
+      if pending[key] == nil then
+        order[#order + 1] = key
+        ttl_of[key] = ttl
+      end
+      pending[key] = count + cost
+    end
+  end
+  if allowed == 0 then
+    all_allowed = false
+  end
+  uncharged[i] = { left, ttl }
+  out[base + 1] = allowed
+  out[base + 2] = remaining
+  out[base + 3] = retry
+  out[base + 4] = ttl
+end
+
+if not all_allowed then
+  -- Nothing is charged: allowed buckets report themselves as they are (uncharged).
+  for i = 1, n do
+    if out[(i - 1) * 4 + 1] == 1 then
+      out[(i - 1) * 4 + 2] = uncharged[i][1]
+      out[(i - 1) * 4 + 4] = uncharged[i][2]
+    end
+  end
+  return out
+end
+
+-- Every bucket passed: charge them all.
+for _, key in ipairs(order) do
+  local before = stored[key]
+  if before == nil then
+    redis.call('SET', key, string.format('%.0f', pending[key]), 'PX', string.format('%.0f', ttl_of[key]))
+  else
+    redis.call('INCRBY', key, string.format('%.0f', pending[key] - before))
+  end
+end
+
+return out

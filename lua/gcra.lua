@@ -1,0 +1,115 @@
+--[[
+tollgate GCRA: charge several buckets of one slot, all-or-nothing.
+Executable specification: src/store/memory/gcra.ts (same operations, same order, same results).
+
+KEYS  bucket keys, all in one cluster slot (the caller guarantees it with a shared hash tag).
+ARGV  per bucket, 4 values, flattened in KEYS order:
+        cost      tokens to charge (integer >= 0; 0 peeks and never writes)
+        limit     tokens per period (>= 1)
+        periodMs  period of limit in ms
+        burst     bucket capacity in tokens
+      so #ARGV == 4 * #KEYS (anything else is an error reply).
+Reply per bucket, 4 integers, flattened in KEYS order:
+        allowed       1 or 0
+        remaining     whole tokens left (after the charge when charged, else as the bucket is)
+        retryAfterMs  0 when allowed; ms until the cost would be admitted; -1 never (cost > burst)
+        resetAfterMs  ms until the bucket is full again
+      Only integers are returned: Redis truncates Lua floats in replies.
+
+State   one string per bucket: the theoretical arrival time tat in integer microseconds, written
+        with PX = ms until full, so idle buckets vanish. Emission interval T = periodMs*1000/limit,
+        capacity tau = T*burst.
+Time    redis.call('TIME'): one clock for every tollgate instance.
+Denied  when any bucket is denied, nothing is written and every allowed bucket reports remaining
+        and resetAfterMs as the bucket is, uncharged (allowed stays 1: it alone would pass).
+Atomic  Redis runs a script to completion with no other command in between. Phase 1 reads and
+        evaluates every bucket; phase 2 writes every bucket only if all were allowed, so a denied
+        call charges nothing. Several entries for the same key see each other's charge.
+]]
+
+local n = #KEYS
+if #ARGV ~= 4 * n then
+  return redis.error_reply('tollgate gcra: expected ' .. (4 * n) .. ' ARGV for ' .. n .. ' keys, got ' .. #ARGV)
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+local function whole_tokens(tau, t, ahead)
+  return math.max(0, math.floor((tau - ahead) / t + 1e-9))
+end
+
+local out = {}
+local uncharged = {} -- per bucket {remaining, reset} as it is, for a denied call
+local pending = {}
+local pending_ttl = {}
+local order = {}
+local all_allowed = true
+
+for i = 1, n do
+  local key = KEYS[i]
+  local base = (i - 1) * 4
+  local cost = tonumber(ARGV[base + 1])
+  local limit = tonumber(ARGV[base + 2])
+  local period_ms = tonumber(ARGV[base + 3])
+  local burst = tonumber(ARGV[base + 4])
+  local t = period_ms * 1000 / limit
+  local tau = t * burst
+
+  local stored = pending[key]
+  if stored == nil then
+    stored = tonumber(redis.call('GET', key))
+  end
+  local tat = math.max(stored or now, now)
+  local peek_remaining = whole_tokens(tau, t, tat - now)
+  local peek_reset = math.ceil((tat - now) / 1000)
+
+  local allowed, remaining, retry, reset
+  if cost > burst then
+    allowed, remaining, retry, reset = 0, peek_remaining, -1, peek_reset
+  elseif cost == 0 then
+    allowed, remaining, retry, reset = 1, peek_remaining, 0, peek_reset
+  else
+    local new_tat = tat + cost * t
+    local allow_at = new_tat - tau
+    if now >= allow_at - 1e-6 then
+      reset = math.ceil((new_tat - now) / 1000)
+      allowed, remaining, retry = 1, whole_tokens(tau, t, new_tat - now), 0
+      if pending[key] == nil then
+        order[#order + 1] = key
+      end
+      pending[key] = math.floor(new_tat + 0.5)
+      pending_ttl[key] = math.max(1, reset)
+    else
+      allowed, remaining, reset = 0, peek_remaining, peek_reset
+      retry = math.max(1, math.ceil((allow_at - now) / 1000))
+    end
+  end
+  if allowed == 0 then
+    all_allowed = false
+  end
+  uncharged[i] = { peek_remaining, peek_reset }
+  out[base + 1] = allowed
+  out[base + 2] = remaining
+  out[base + 3] = retry
+  out[base + 4] = reset
+end
+
+if not all_allowed then
+  -- Nothing is charged: allowed buckets report themselves as they are (uncharged).
+  for i = 1, n do
+    if out[(i - 1) * 4 + 1] == 1 then
+      out[(i - 1) * 4 + 2] = uncharged[i][1]
+      out[(i - 1) * 4 + 4] = uncharged[i][2]
+    end
+  end
+  return out
+end
+
+-- Every bucket passed: charge them all.
+for _, key in ipairs(order) do
+  -- '%.0f': tostring() would print 14 significant digits and lose microseconds.
+  redis.call('SET', key, string.format('%.0f', pending[key]), 'PX', string.format('%.0f', pending_ttl[key]))
+end
+
+return out

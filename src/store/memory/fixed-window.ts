@@ -1,0 +1,76 @@
+/**
+ * Fixed-window counter math: the executable specification of lua/fixed_window.lua and the
+ * fixed-window half of lua/refund.lua.
+ *
+ * Windows are epoch-aligned as in envoyproxy/ratelimit (so a week starts on Thursday UTC, month is
+ * 30 days, year 365 days). State is one integer counter per bucket whose TTL ends exactly at the
+ * window end, so the key needs no window suffix: an expired counter is the next window's zero.
+ */
+import type { Policy } from "../../engine/types.js";
+import type { Outcome } from "../store.js";
+
+/** Input of one fixed-window evaluation. */
+export interface FixedWindowInput {
+  /** Stored count of the current window, undefined when absent (expired or never written). */
+  readonly storedCount: number | undefined;
+  /** Current time in integer µs. */
+  readonly nowUs: number;
+  /** Hits to count; 0 peeks. */
+  readonly cost: number;
+  readonly policy: Policy;
+}
+
+/** What to store when the whole call is charged. */
+export interface FixedWindowWrite {
+  /** New counter value. */
+  readonly count: number;
+  /** Ms until the window ends: the TTL to set when the counter is created (kept on increments). */
+  readonly ttlMs: number;
+}
+
+/** Result of one fixed-window evaluation. */
+export interface FixedWindowStep {
+  readonly outcome: Outcome;
+  /** The counter as it is, uncharged: what an allowed Take reports when another Take of its call is denied. */
+  readonly uncharged: Outcome;
+  /** Undefined when nothing is written (peek or denied). */
+  readonly write: FixedWindowWrite | undefined;
+}
+
+/** Ms from `nowUs` to the end of the epoch-aligned window of `periodMs` that contains it. */
+export function msToWindowEnd(nowUs: number, periodMs: number): number {
+  const nowMs = Math.floor(nowUs / 1000);
+  const windowEndMs = (Math.floor(nowMs / periodMs) + 1) * periodMs;
+  return windowEndMs - nowMs;
+}
+
+/** Evaluate one fixed-window bucket (see the module comment and lua/fixed_window.lua). */
+export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
+  const { cost } = input;
+  const limit = input.policy.limit;
+  const ttlMs = msToWindowEnd(input.nowUs, input.policy.periodMs);
+  const count = input.storedCount ?? 0;
+  const peek: Outcome = {
+    allowed: true,
+    remaining: Math.max(0, limit - count),
+    retryAfterMs: 0,
+    resetAfterMs: ttlMs,
+  };
+  if (cost > limit) {
+    return { outcome: { ...peek, allowed: false, retryAfterMs: -1 }, uncharged: peek, write: undefined };
+  }
+  if (count + cost > limit) {
+    return { outcome: { ...peek, allowed: false, retryAfterMs: ttlMs }, uncharged: peek, write: undefined };
+  }
+  return {
+    outcome: { ...peek, remaining: limit - count - cost },
+    uncharged: peek,
+    write: cost > 0 ? { count: count + cost, ttlMs } : undefined,
+  };
+}
+
+/** Refund `cost` hits: the new count (not below 0, TTL kept), or undefined when the counter is absent. */
+export function fixedWindowRefund(storedCount: number | undefined, cost: number): number | undefined {
+  if (storedCount === undefined) return undefined;
+  return Math.max(0, storedCount - cost);
+}
