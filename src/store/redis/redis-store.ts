@@ -95,9 +95,12 @@ export class RedisStore implements Store {
       const out: Outcome[] = new Array(takes.length);
       groups.forEach((g, gi) => {
         const reply = replies[gi] ?? [];
+        // A denying script already reports its buckets uncharged; a group that charged and was
+        // refunded reported itself charged, so show it as it is again.
+        const refunded = !allAllowed && reply.every((o) => o.allowed);
         g.indexes.forEach((index, i) => {
           const o = reply[i];
-          if (o) out[index] = allAllowed ? o : uncharged(o, g.takes[i]);
+          if (o) out[index] = refunded ? uncharged(o, g.takes[i]) : o;
         });
       });
       return out;
