@@ -113,3 +113,43 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
     expect(out.map((o) => o.remaining)).toEqual([3, 3, 3]);
   });
 });
+
+describe("RedisStore while a slot moves to another master", () => {
+  let cluster: RedisCluster;
+  let store: RedisStore | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await cluster?.stop();
+  });
+
+  it("follows MOVED to the new owner, keeps the bucket's state and loads its scripts there", async () => {
+    store = new RedisStore({ url: cluster.url });
+    await store.ready();
+    const k = key("moving");
+    const slot = groupTakes([take(k, gcra(10))], { bySlot: true })[0]?.slot ?? -1;
+    expect((await store.take([take(k, gcra(10), 4)]))[0]?.remaining).toBe(6);
+
+    const clients = cluster.nodes.map((n) => n.client());
+    const ids = await Promise.all(clients.map((c) => c.call("CLUSTER", "MYID") as Promise<string>));
+    const owner = (
+      await Promise.all(clients.map((c) => c.call("CLUSTER", "COUNTKEYSINSLOT", slot)))
+    ).findIndex((n) => Number(n) > 0);
+    const target = (owner + 1) % clients.length;
+    const [from, to] = [clients[owner], clients[target]];
+    const [fromNode, toNode] = [cluster.nodes[owner], cluster.nodes[target]];
+    if (!from || !to || !fromNode || !toNode) throw new Error("cluster nodes missing");
+    await to.call("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[owner] ?? "");
+    await from.call("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target] ?? "");
+    await from.call("MIGRATE", "127.0.0.1", toNode.port, "", 0, 5000, "KEYS", k);
+    for (const c of clients) await c.call("CLUSTER", "SETSLOT", slot, "NODE", ids[target] ?? "");
+
+    // The store still routes the slot to the old owner: it answers MOVED, ioredis refreshes and
+    // resends to the new owner, whose connection has never seen the script.
+    const out = await store.take([take(k, gcra(10), 2)]);
+    expect(out[0]).toMatchObject({ allowed: true, remaining: 4 });
+    expect(Number(await to.call("CLUSTER", "COUNTKEYSINSLOT", slot))).toBe(1);
+  });
+});
