@@ -17,7 +17,8 @@ Reply per bucket, 4 integers, flattened in KEYS order:
       Only integers are returned: Redis truncates Lua floats in replies.
 
 State   one string per bucket: the theoretical arrival time tat in integer microseconds, written
-        with PX = ms until full, so idle buckets vanish. Emission interval T = periodMs*1000/limit,
+        with PX = ms until full + 1 (the TTL runs on whole ms, tat has µs), so idle buckets
+        vanish. Emission interval T = periodMs*1000/limit,
         capacity tau = T*burst.
 Time    redis.call('TIME'): one clock for every tollgate instance.
 Denied  when any bucket is denied, nothing is written and every allowed bucket reports remaining
@@ -79,7 +80,7 @@ for i = 1, n do
         order[#order + 1] = key
       end
       pending[key] = math.floor(new_tat + 0.5)
-      pending_ttl[key] = math.max(1, reset)
+      pending_ttl[key] = reset + 1
     else
       allowed, remaining, reset = 0, peek_remaining, peek_reset
       retry = math.max(1, math.ceil((allow_at - now) / 1000))

@@ -29,7 +29,10 @@ export interface GcraInput {
 export interface GcraWrite {
   /** New theoretical arrival time, rounded to integer µs. */
   readonly tat: number;
-  /** Time to live in ms (>= 1): the key vanishes once the bucket is full again. */
+  /**
+   * Time to live in ms: time until full plus 1, so the key outlives `tat` even though the TTL runs
+   * on a whole-ms clock (Redis' `mstime`, or floor(now) here) while `tat` has µs precision.
+   */
   readonly ttlMs: number;
 }
 
@@ -81,7 +84,7 @@ export function gcraStep(input: GcraInput): GcraStep {
     return {
       outcome: { allowed: true, remaining: wholeTokens(tau, t, newTat - now), retryAfterMs: 0, resetAfterMs },
       uncharged: peek,
-      write: { tat: roundHalfUp(newTat), ttlMs: Math.max(1, resetAfterMs) },
+      write: { tat: roundHalfUp(newTat), ttlMs: resetAfterMs + 1 },
     };
   }
   const retryAfterMs = Math.max(1, Math.ceil((allowAt - now) / 1000));
@@ -100,5 +103,5 @@ export function gcraRefund(input: GcraRefundInput): GcraWrite | "delete" | undef
   const { t } = shape(input.policy);
   const newTat = input.storedTat - input.cost * t;
   if (newTat <= input.nowUs) return "delete";
-  return { tat: roundHalfUp(newTat), ttlMs: Math.max(1, Math.ceil((newTat - input.nowUs) / 1000)) };
+  return { tat: roundHalfUp(newTat), ttlMs: Math.ceil((newTat - input.nowUs) / 1000) + 1 };
 }

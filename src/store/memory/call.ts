@@ -1,0 +1,70 @@
+/**
+ * One all-or-nothing call over several buckets: the executable specification of one run of
+ * lua/gcra.lua or lua/fixed_window.lua (which take one algorithm each; this takes any mix).
+ *
+ * Phase 1 evaluates every Take against the stored state, where several Takes of one call on the same
+ * key see each other's charge. Phase 2 writes every charged bucket only when every Take was
+ * allowed (cost 0 never writes). When any Take is denied nothing is written and allowed Takes report
+ * their bucket as it is, uncharged (see `Outcome`).
+ */
+import type { Outcome, Take } from "../store.js";
+import { fixedWindowStep } from "./fixed-window.js";
+import { gcraStep } from "./gcra.js";
+
+/** A bucket's state (GCRA tat in µs, or a window counter) and its absolute expiry in ms. */
+export interface StoredBucket {
+  readonly value: number;
+  readonly expiresAtMs: number;
+}
+
+/** Result of {@link evaluateCall}. */
+export interface CallResult {
+  readonly outcomes: Outcome[];
+  /** Buckets to write, by key; empty when the call is denied. */
+  readonly writes: ReadonlyMap<string, StoredBucket>;
+}
+
+interface Evaluated {
+  readonly outcome: Outcome;
+  readonly uncharged: Outcome;
+  readonly write: StoredBucket | undefined;
+}
+
+function evaluate(take: Take, stored: StoredBucket | undefined, nowUs: number): Evaluated {
+  const nowMs = Math.floor(nowUs / 1000);
+  const input = { nowUs, cost: take.cost, policy: take.policy };
+  if (take.policy.algorithm === "gcra") {
+    const step = gcraStep({ ...input, storedTat: stored?.value });
+    const w = step.write;
+    return { ...step, write: w && { value: w.tat, expiresAtMs: nowMs + w.ttlMs } };
+  }
+  const step = fixedWindowStep({ ...input, storedCount: stored?.value });
+  const w = step.write;
+  // A new counter expires at the window end; an increment keeps the counter's TTL.
+  return { ...step, write: w && { value: w.count, expiresAtMs: stored?.expiresAtMs ?? nowMs + w.ttlMs } };
+}
+
+/**
+ * Evaluate `takes` at `nowUs` (integer µs) against the live state `read` returns (undefined when a
+ * bucket is absent or expired).
+ */
+export function evaluateCall(
+  takes: readonly Take[],
+  read: (key: string) => StoredBucket | undefined,
+  nowUs: number,
+): CallResult {
+  const pending = new Map<string, StoredBucket>();
+  const evaluated: Evaluated[] = [];
+  for (const take of takes) {
+    const e = evaluate(take, pending.get(take.key) ?? read(take.key), nowUs);
+    evaluated.push(e);
+    if (e.write) pending.set(take.key, e.write);
+  }
+  if (!evaluated.every((e) => e.outcome.allowed)) {
+    return {
+      outcomes: evaluated.map((e) => (e.outcome.allowed ? e.uncharged : e.outcome)),
+      writes: new Map(),
+    };
+  }
+  return { outcomes: evaluated.map((e) => e.outcome), writes: pending };
+}
