@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InstanceRegistry } from "../../../src/store/instances/registry.js";
+import { type RedisServer, startRedis } from "../../helpers/redis.js";
+
+describe("InstanceRegistry", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  const clockAt = (ms: number) => ({
+    ms,
+    now() {
+      return this.ms;
+    },
+  });
+
+  it("counts every instance that beat within the TTL", async () => {
+    const key = "tl:v1:{instances-a}";
+    const clock = clockAt(1_000_000);
+    const a = new InstanceRegistry({ redis: redis.client(), id: "a", clock, key, ttlMs: 15_000 });
+    const b = new InstanceRegistry({ redis: redis.client(), id: "b", clock, key, ttlMs: 15_000 });
+    expect(a.count()).toBe(1);
+    await a.beat();
+    expect(await b.beat()).toBe(2);
+    expect(await a.beat()).toBe(2);
+    expect(a.count()).toBe(2);
+  });
+
+  it("stops counting an instance whose heartbeat is older than the TTL", async () => {
+    const key = "tl:v1:{instances-b}";
+    const old = new InstanceRegistry({
+      redis: redis.client(),
+      id: "old",
+      clock: clockAt(1_000_000),
+      key,
+      ttlMs: 15_000,
+    });
+    const now = new InstanceRegistry({
+      redis: redis.client(),
+      id: "now",
+      clock: clockAt(1_020_000),
+      key,
+      ttlMs: 15_000,
+    });
+    await old.beat();
+    expect(await now.beat()).toBe(1);
+  });
+
+  it("deregisters on stop and gives the set a TTL", async () => {
+    const key = "tl:v1:{instances-c}";
+    const clock = clockAt(1_000_000);
+    const c = redis.client();
+    const a = new InstanceRegistry({ redis: c, id: "a", clock, key });
+    const b = new InstanceRegistry({ redis: c, id: "b", clock, key });
+    await a.beat();
+    await b.beat();
+    expect(await c.pttl(key)).toBeGreaterThan(0);
+    await b.stop();
+    expect(await a.beat()).toBe(1);
+  });
+
+  it("keeps the last count seen when Redis stops answering", async () => {
+    const key = "tl:v1:{instances-d}";
+    const clock = clockAt(1_000_000);
+    const other = new InstanceRegistry({ redis: redis.client(), id: "x", clock, key });
+    const c = redis.client();
+    const self = new InstanceRegistry({ redis: c, id: "self", clock, key });
+    await other.beat();
+    await self.beat();
+    c.disconnect();
+    await expect(self.beat()).rejects.toThrow();
+    expect(self.count()).toBe(2);
+  });
+
+  it("uses a pinned count and never talks to Redis", async () => {
+    const c = redis.client();
+    c.disconnect();
+    const counts: number[] = [];
+    const pinned = new InstanceRegistry({
+      redis: c,
+      id: "p",
+      clock: clockAt(0),
+      pinned: 3,
+      onCount: (n) => counts.push(n),
+    });
+    expect(await pinned.beat()).toBe(3);
+    expect(pinned.count()).toBe(3);
+    expect(counts).toEqual([]);
+  });
+
+  it("reports each new count once", async () => {
+    const key = "tl:v1:{instances-e}";
+    const counts: number[] = [];
+    const clock = clockAt(1_000_000);
+    const a = new InstanceRegistry({
+      redis: redis.client(),
+      id: "a",
+      clock,
+      key,
+      onCount: (n) => counts.push(n),
+    });
+    const b = new InstanceRegistry({ redis: redis.client(), id: "b", clock, key });
+    await a.beat();
+    await b.beat();
+    await a.beat();
+    await a.beat();
+    expect(counts).toEqual([2]);
+  });
+});
