@@ -1,0 +1,165 @@
+/**
+ * RLS codec: protobuf RateLimitRequest → domain RateLimitQuery (with input bounds) and domain
+ * RateLimitAnswer → protobuf RateLimitResponse, plus the proto3-JSON twins used by `POST /json`.
+ * Only protocol/ imports generated code; the engine sees plain values.
+ */
+import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
+import type { Entry, QueryDescriptor, RateLimitAnswer, RateLimitQuery, Unit } from "../engine/types.js";
+import type { RateLimitDescriptor } from "../gen/envoy/extensions/common/ratelimit/v3/ratelimit_pb.js";
+import {
+  type RateLimitRequest,
+  RateLimitRequestSchema,
+  type RateLimitResponse,
+  RateLimitResponse_Code,
+  RateLimitResponse_RateLimit_Unit,
+  RateLimitResponseSchema,
+} from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
+import { RateLimitUnit } from "../gen/envoy/type/v3/ratelimit_unit_pb.js";
+import { GrpcError, Status } from "./grpc/status.js";
+
+/** Input bounds (settings `--max-descriptors`, `--max-entries`, `--max-key-value-bytes`). */
+export interface QueryBounds {
+  readonly maxDescriptors: number;
+  readonly maxEntries: number;
+  readonly maxKeyValueBytes: number;
+}
+
+export const DEFAULT_BOUNDS: QueryBounds = Object.freeze({
+  maxDescriptors: 64,
+  maxEntries: 16,
+  maxKeyValueBytes: 256,
+});
+
+const MAX_UINT32 = 4_294_967_295;
+
+/** envoy.type.v3.RateLimitUnit (no WEEK) → domain Unit. */
+const OVERRIDE_UNITS: Readonly<Record<number, Unit>> = {
+  [RateLimitUnit.SECOND]: "second",
+  [RateLimitUnit.MINUTE]: "minute",
+  [RateLimitUnit.HOUR]: "hour",
+  [RateLimitUnit.DAY]: "day",
+  [RateLimitUnit.MONTH]: "month",
+  [RateLimitUnit.YEAR]: "year",
+};
+
+/** Domain Unit → RateLimitResponse.RateLimit.Unit (which has WEEK = 7). */
+const RESPONSE_UNITS: Readonly<Record<Unit, RateLimitResponse_RateLimit_Unit>> = {
+  second: RateLimitResponse_RateLimit_Unit.SECOND,
+  minute: RateLimitResponse_RateLimit_Unit.MINUTE,
+  hour: RateLimitResponse_RateLimit_Unit.HOUR,
+  day: RateLimitResponse_RateLimit_Unit.DAY,
+  week: RateLimitResponse_RateLimit_Unit.WEEK,
+  month: RateLimitResponse_RateLimit_Unit.MONTH,
+  year: RateLimitResponse_RateLimit_Unit.YEAR,
+};
+
+const invalid = (message: string) => new GrpcError(Status.INVALID_ARGUMENT, message);
+
+function checkText(text: string, where: string, bounds: QueryBounds): void {
+  // Fast path: ASCII length bounds the byte length from below; only long or non-ASCII text is measured.
+  if (text.length * 3 > bounds.maxKeyValueBytes || text.includes("\uFFFD")) {
+    if (text.includes("\uFFFD")) throw invalid(`${where} is not valid UTF-8`);
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > bounds.maxKeyValueBytes)
+      throw invalid(`${where} is ${bytes} bytes, more than the limit of ${bounds.maxKeyValueBytes}`);
+  }
+}
+
+function toDescriptor(d: RateLimitDescriptor, i: number, bounds: QueryBounds): QueryDescriptor {
+  if (d.entries.length === 0) throw invalid(`descriptors[${i}] has no entries`);
+  if (d.entries.length > bounds.maxEntries)
+    throw invalid(
+      `descriptors[${i}] has ${d.entries.length} entries, more than the limit of ${bounds.maxEntries}`,
+    );
+  const entries: Entry[] = new Array(d.entries.length);
+  for (let j = 0; j < d.entries.length; j++) {
+    const e = d.entries[j] as { key: string; value: string };
+    if (e.key === "") throw invalid(`descriptors[${i}].entries[${j}].key is empty`);
+    checkText(e.key, `descriptors[${i}].entries[${j}].key`, bounds);
+    checkText(e.value, `descriptors[${i}].entries[${j}].value`, bounds);
+    entries[j] = { key: e.key, value: e.value };
+  }
+  let limit: QueryDescriptor["limit"];
+  if (d.limit) {
+    const unit = OVERRIDE_UNITS[d.limit.unit];
+    if (!unit)
+      throw invalid(
+        `descriptors[${i}].limit.unit is ${RateLimitUnit[d.limit.unit] ?? d.limit.unit}: name a unit`,
+      );
+    limit = { requestsPerUnit: d.limit.requestsPerUnit, unit };
+  }
+  let hitsAddend: number | undefined;
+  if (d.hitsAddend !== undefined) {
+    // A present per-descriptor hits_addend overrides the request's; a present 0 checks without consuming.
+    if (d.hitsAddend > BigInt(MAX_UINT32))
+      throw invalid(`descriptors[${i}].hits_addend ${d.hitsAddend} is larger than ${MAX_UINT32}`);
+    hitsAddend = Number(d.hitsAddend);
+  }
+  return { entries, limit, hitsAddend };
+}
+
+/** Validate a decoded request against the bounds and turn it into a domain query. */
+export function toQuery(req: RateLimitRequest, bounds: QueryBounds): RateLimitQuery {
+  if (req.domain === "") throw invalid("domain is empty");
+  checkText(req.domain, "domain", bounds);
+  if (req.descriptors.length === 0) throw invalid("no descriptors");
+  if (req.descriptors.length > bounds.maxDescriptors)
+    throw invalid(`${req.descriptors.length} descriptors, more than the limit of ${bounds.maxDescriptors}`);
+  const descriptors = req.descriptors.map((d, i) => toDescriptor(d, i, bounds));
+  // Request-level hits_addend 0 means 1: the engine applies that, we pass it through.
+  return { domain: req.domain, descriptors, hitsAddend: req.hitsAddend };
+}
+
+/** Domain answer → protobuf message. */
+export function toResponse(answer: RateLimitAnswer): RateLimitResponse {
+  return create(RateLimitResponseSchema, {
+    overallCode: answer.overallCode === "OK" ? RateLimitResponse_Code.OK : RateLimitResponse_Code.OVER_LIMIT,
+    statuses: answer.statuses.map((s) => ({
+      code: s.code === "OK" ? RateLimitResponse_Code.OK : RateLimitResponse_Code.OVER_LIMIT,
+      currentLimit: s.currentLimit
+        ? {
+            name: s.currentLimit.name ?? "",
+            requestsPerUnit: s.currentLimit.requestsPerUnit,
+            unit: RESPONSE_UNITS[s.currentLimit.unit],
+          }
+        : undefined,
+      limitRemaining: s.limitRemaining,
+      durationUntilReset:
+        s.durationUntilResetSec === undefined
+          ? undefined
+          : { seconds: BigInt(s.durationUntilResetSec), nanos: 0 },
+    })),
+    responseHeadersToAdd: answer.responseHeaders.map((h) => ({ key: h.key, value: h.value })),
+  });
+}
+
+/** Decode binary RateLimitRequest bytes into a query (INVALID_ARGUMENT on bad bytes or input). */
+export function decodeQuery(bytes: Uint8Array, bounds: QueryBounds): RateLimitQuery {
+  let req: RateLimitRequest;
+  try {
+    req = fromBinary(RateLimitRequestSchema, bytes);
+  } catch (err) {
+    throw invalid(`cannot decode RateLimitRequest: ${(err as Error).message}`);
+  }
+  return toQuery(req, bounds);
+}
+
+export function encodeAnswer(answer: RateLimitAnswer): Uint8Array {
+  return toBinary(RateLimitResponseSchema, toResponse(answer));
+}
+
+/** proto3-JSON RateLimitRequest → query; throws GrpcError INVALID_ARGUMENT with a one-line reason. */
+export function parseJsonQuery(text: string, bounds: QueryBounds): RateLimitQuery {
+  let req: RateLimitRequest;
+  try {
+    req = fromJsonString(RateLimitRequestSchema, text);
+  } catch (err) {
+    throw invalid(`invalid RateLimitRequest JSON: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return toQuery(req, bounds);
+}
+
+/** Answer → proto3 JSON (camelCase field names, enums as names). */
+export function answerToJson(answer: RateLimitAnswer): string {
+  return toJsonString(RateLimitResponseSchema, toResponse(answer));
+}

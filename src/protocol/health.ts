@@ -1,0 +1,43 @@
+/**
+ * `grpc.health.v1.Health/Check` over a small mutable state. Services `""` and `"tollgate"` are known;
+ * NOT_SERVING before the first config load and while draining.
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  type HealthCheckRequest,
+  HealthCheckRequestSchema,
+  type HealthCheckResponse,
+  HealthCheckResponse_ServingStatus,
+  HealthCheckResponseSchema,
+} from "../gen/grpc/health/v1/health_pb.js";
+import type { UnaryMethod } from "./grpc/server.js";
+import { GrpcError, Status } from "./grpc/status.js";
+
+export class HealthState {
+  private serving = false;
+  setServing(serving: boolean): void {
+    this.serving = serving;
+  }
+  isServing(): boolean {
+    return this.serving;
+  }
+}
+
+const KNOWN = new Set(["", "tollgate"]);
+
+export function healthMethod(state: HealthState): UnaryMethod<HealthCheckRequest, HealthCheckResponse> {
+  return {
+    path: "/grpc.health.v1.Health/Check",
+    decode: (bytes) => fromBinary(HealthCheckRequestSchema, bytes),
+    encode: (out) => toBinary(HealthCheckResponseSchema, out),
+    async handle(req) {
+      if (!KNOWN.has(req.service))
+        throw new GrpcError(Status.NOT_FOUND, `unknown service ${JSON.stringify(req.service)}`);
+      return create(HealthCheckResponseSchema, {
+        status: state.isServing()
+          ? HealthCheckResponse_ServingStatus.SERVING
+          : HealthCheckResponse_ServingStatus.NOT_SERVING,
+      });
+    },
+  };
+}
