@@ -43,6 +43,12 @@ export class ControllableStore implements Store {
     });
   }
 
+  readonly refunds: (readonly Take[])[] = [];
+
+  async refund(takes: readonly Take[]): Promise<void> {
+    this.refunds.push(takes);
+  }
+
   async reset(): Promise<void> {
     this.resets++;
   }

@@ -213,4 +213,13 @@ describe("GuardedStore", () => {
     expect(inner.resets).toBe(1);
     expect((await guard.take([take()]))[0]?.allowed).toBe(true);
   });
+
+  it("forwards refunds while closed and refuses them at once while open", async () => {
+    const { guard, inner, open } = setup();
+    await guard.refund([take()]);
+    expect(inner.refunds).toHaveLength(1);
+    await open();
+    await expect(guard.refund([take()])).rejects.toMatchObject({ code: "unavailable" });
+    expect(inner.refunds).toHaveLength(1);
+  });
 });
