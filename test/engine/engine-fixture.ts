@@ -1,0 +1,49 @@
+/** A real Engine over parsed YAML, a MemoryStore and a fake clock, for decision tests. */
+import { parseConfigText } from "../../src/config/document.js";
+import { Engine, type EngineOptions } from "../../src/engine/decide.js";
+import { noopMetrics } from "../../src/engine/metrics-port.js";
+import type { QueryDescriptor, RateLimitQuery } from "../../src/engine/types.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+
+export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}) {
+  const clock = new FakeClock();
+  const store = new MemoryStore({ clock });
+  const { ruleSet } = parseConfigText("test.yaml", yaml);
+  let takes = 0;
+  const counting = {
+    kind: store.kind,
+    take: (t: Parameters<MemoryStore["take"]>[0]) => {
+      takes++;
+      return store.take(t);
+    },
+    reset: (k: readonly string[]) => store.reset(k),
+    ready: () => store.ready(),
+    close: () => store.close(),
+  };
+  const engine = new Engine({
+    rules: () => ruleSet,
+    store: counting,
+    clock,
+    metrics: noopMetrics,
+    random: () => 0,
+    ...opts,
+  });
+  return { engine, clock, store, storeCalls: () => takes };
+}
+
+export function desc(entries: string, extra: Partial<QueryDescriptor> = {}): QueryDescriptor {
+  return {
+    entries: entries.split(",").map((kv) => {
+      const [key = "", value = ""] = kv.split("=");
+      return { key, value };
+    }),
+    limit: undefined,
+    hitsAddend: undefined,
+    ...extra,
+  };
+}
+
+export function query(domain: string, descriptors: QueryDescriptor[], hitsAddend = 0): RateLimitQuery {
+  return { domain, descriptors, hitsAddend };
+}

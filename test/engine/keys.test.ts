@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { bucketKey, parseBucketKey } from "../../src/engine/keys.js";
+
+const parts = (entries: [string, string][], extra: { shard?: number } = {}) => ({
+  prefix: "prod:",
+  domain: "edge",
+  entries: entries.map(([key, value]) => ({ key, value })),
+  limitIndex: 1,
+  algorithm: "gcra" as const,
+  ...extra,
+});
+
+describe("bucket keys", () => {
+  it("are versioned, prefixed and hash-tagged on the descriptor", () => {
+    expect(
+      bucketKey(
+        parts([
+          ["tenant", "acme"],
+          ["route_class", "read"],
+        ]),
+      ),
+    ).toBe("prod:tl:v1:{edge|tenant=acme,route_class=read}:g1");
+  });
+
+  it("give each shard its own hash tag", () => {
+    expect(bucketKey(parts([["tenant", "acme"]], { shard: 3 }))).toBe("prod:tl:v1:{edge|tenant=acme#3}:g1");
+  });
+
+  it("cannot collide when underscores or delimiters move between key and value", () => {
+    const a = bucketKey(parts([["a_b", "c"]]));
+    const b = bucketKey(parts([["a", "b_c"]]));
+    const c = bucketKey(parts([["a=b", "c"]]));
+    const d = bucketKey(parts([["a", "b=c"]]));
+    const e = bucketKey(parts([["a", "b,c=d"]]));
+    const f = bucketKey(
+      parts([
+        ["a", "b"],
+        ["c", "d"],
+      ]),
+    );
+    expect(new Set([a, b, c, d, e, f]).size).toBe(6);
+  });
+
+  it("keep a value with braces from breaking the hash tag", () => {
+    const key = bucketKey(parts([["tenant", "}{evil"]]));
+    expect(key.indexOf("}")).toBe(key.lastIndexOf("}"));
+    expect(key).toContain("%7D%7Bevil");
+  });
+
+  it("round-trip through parseBucketKey, escapes, unicode and shards included", () => {
+    for (const p of [
+      parts([
+        ["tenant", "acme"],
+        ["route_class", "read"],
+      ]),
+      parts([["k%", "v:{},|=#\n"]], { shard: 2 }),
+      parts([["tenant", "ünïcødé 🚦"]]),
+    ]) {
+      const parsed = parseBucketKey(bucketKey(p));
+      expect(parsed).toEqual({ ...p, shard: p.shard });
+    }
+    expect(parseBucketKey("something-else")).toBeUndefined();
+  });
+});
