@@ -15,8 +15,9 @@ Reply per bucket, 4 integers, flattened in KEYS order:
         retryAfterMs  0 when allowed; ms until the window ends; -1 never (cost > limit)
         resetAfterMs  ms until the window ends
 
-State   one integer counter per bucket whose PX TTL ends exactly at the window end, so the key needs
-        no window suffix. A counter is created with SET .. PX in the same step that gives it its
+State   one integer counter per bucket that expires exactly at the window end (PXAT, absolute on the
+        TIME clock), so the key needs no window suffix. A counter is created with SET .. PXAT in the
+        same step that gives it its
         value and is only ever increased with INCRBY, which keeps the TTL: no counter can exist
         without a TTL. A counter found without a positive TTL is treated as absent and rewritten.
 Time    redis.call('TIME').
@@ -40,7 +41,7 @@ local out = {}
 local uncharged = {} -- per bucket {remaining, reset} as it is, for a denied call
 local stored = {}   -- key -> count as read in phase 1 (nil when absent)
 local pending = {}  -- key -> count to write
-local ttl_of = {}   -- key -> ms to window end (PX of a new counter)
+local end_of = {}   -- key -> window end in epoch ms (PXAT of a new counter)
 local order = {}
 local all_allowed = true
 
@@ -73,7 +74,7 @@ for i = 1, n do
     if cost > 0 then
       if pending[key] == nil then
         order[#order + 1] = key
-        ttl_of[key] = ttl
+        end_of[key] = window_end
       end
       pending[key] = count + cost
     end
@@ -103,7 +104,7 @@ end
 for _, key in ipairs(order) do
   local before = stored[key]
   if before == nil then
-    redis.call('SET', key, string.format('%.0f', pending[key]), 'PX', string.format('%.0f', ttl_of[key]))
+    redis.call('SET', key, string.format('%.0f', pending[key]), 'PXAT', string.format('%.0f', end_of[key]))
   else
     redis.call('INCRBY', key, string.format('%.0f', pending[key] - before))
   end

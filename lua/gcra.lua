@@ -17,8 +17,9 @@ Reply per bucket, 4 integers, flattened in KEYS order:
       Only integers are returned: Redis truncates Lua floats in replies.
 
 State   one string per bucket: the theoretical arrival time tat in integer microseconds, written
-        with PX = ms until full + 1 (the TTL runs on whole ms, tat has µs), so idle buckets
-        vanish. Emission interval T = periodMs*1000/limit,
+        with PXAT = ceil(tat / 1000) + 1 epoch ms, so idle buckets vanish once full. The expiry is
+        absolute on the TIME clock: a relative PX counts from Redis' cached command time and could
+        end before tat if the server stalled between starting the script and calling TIME. Emission interval T = periodMs*1000/limit,
         capacity tau = T*burst.
 Time    redis.call('TIME'): one clock for every tollgate instance.
 Denied  when any bucket is denied, nothing is written and every allowed bucket reports remaining
@@ -43,7 +44,7 @@ end
 local out = {}
 local uncharged = {} -- per bucket {remaining, reset} as it is, for a denied call
 local pending = {}
-local pending_ttl = {}
+local pending_expiry = {}
 local order = {}
 local all_allowed = true
 
@@ -80,7 +81,7 @@ for i = 1, n do
         order[#order + 1] = key
       end
       pending[key] = math.floor(new_tat + 0.5)
-      pending_ttl[key] = reset + 1
+      pending_expiry[key] = math.ceil(new_tat / 1000) + 1
     else
       allowed, remaining, reset = 0, peek_remaining, peek_reset
       retry = math.max(1, math.ceil((allow_at - now) / 1000))
@@ -110,7 +111,7 @@ end
 -- Every bucket passed: charge them all.
 for _, key in ipairs(order) do
   -- '%.0f': tostring() would print 14 significant digits and lose microseconds.
-  redis.call('SET', key, string.format('%.0f', pending[key]), 'PX', string.format('%.0f', pending_ttl[key]))
+  redis.call('SET', key, string.format('%.0f', pending[key]), 'PXAT', string.format('%.0f', pending_expiry[key]))
 end
 
 return out

@@ -16,7 +16,7 @@ Reply   one integer: how many buckets were changed. An absent bucket is already 
         alone (no key is ever created by a refund).
 
 gcra          tat' = tat - cost*T; the key is deleted when tat' <= now, else rewritten with
-              PX = ms until full + 1 (as gcra.lua).
+              PXAT = ceil(tat' / 1000) + 1 epoch ms (as gcra.lua).
 fixed_window  the counter is decreased, never below 0; DECRBY keeps its TTL (the window end).
 Time          redis.call('TIME').
 Atomic        Redis runs a script to completion with no other command in between.
@@ -53,8 +53,8 @@ for i = 1, n do
       if new_tat <= now then
         redis.call('DEL', key)
       else
-        local ttl = math.ceil((new_tat - now) / 1000) + 1
-        redis.call('SET', key, string.format('%.0f', math.floor(new_tat + 0.5)), 'PX', string.format('%.0f', ttl))
+        local expiry = math.ceil(new_tat / 1000) + 1
+        redis.call('SET', key, string.format('%.0f', math.floor(new_tat + 0.5)), 'PXAT', string.format('%.0f', expiry))
       end
       changed = changed + 1
     else

@@ -31,17 +31,16 @@ interface Evaluated {
 }
 
 function evaluate(take: Take, stored: StoredBucket | undefined, nowUs: number): Evaluated {
-  const nowMs = Math.floor(nowUs / 1000);
   const input = { nowUs, cost: take.cost, policy: take.policy };
   if (take.policy.algorithm === "gcra") {
     const step = gcraStep({ ...input, storedTat: stored?.value });
     const w = step.write;
-    return { ...step, write: w && { value: w.tat, expiresAtMs: nowMs + w.ttlMs } };
+    return { ...step, write: w && { value: w.tat, expiresAtMs: w.expiresAtMs } };
   }
   const step = fixedWindowStep({ ...input, storedCount: stored?.value });
   const w = step.write;
   // A new counter expires at the window end; an increment keeps the counter's TTL.
-  return { ...step, write: w && { value: w.count, expiresAtMs: stored?.expiresAtMs ?? nowMs + w.ttlMs } };
+  return { ...step, write: w && { value: w.count, expiresAtMs: stored?.expiresAtMs ?? w.expiresAtMs } };
 }
 
 /**

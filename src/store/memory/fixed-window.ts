@@ -24,8 +24,8 @@ export interface FixedWindowInput {
 export interface FixedWindowWrite {
   /** New counter value. */
   readonly count: number;
-  /** Ms until the window ends: the TTL to set when the counter is created (kept on increments). */
-  readonly ttlMs: number;
+  /** Absolute window end in epoch ms (Redis `PXAT`), set when the counter is created, kept on increments. */
+  readonly expiresAtMs: number;
 }
 
 /** Result of one fixed-window evaluation. */
@@ -65,7 +65,8 @@ export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
   return {
     outcome: { ...peek, remaining: limit - count - cost },
     uncharged: peek,
-    write: cost > 0 ? { count: count + cost, ttlMs } : undefined,
+    write:
+      cost > 0 ? { count: count + cost, expiresAtMs: Math.floor(input.nowUs / 1000) + ttlMs } : undefined,
   };
 }
 

@@ -30,10 +30,11 @@ export interface GcraWrite {
   /** New theoretical arrival time, rounded to integer µs. */
   readonly tat: number;
   /**
-   * Time to live in ms: time until full plus 1, so the key outlives `tat` even though the TTL runs
-   * on a whole-ms clock (Redis' `mstime`, or floor(now) here) while `tat` has µs precision.
+   * Absolute expiry in epoch ms (Redis `PXAT`): `ceil(tat / 1000) + 1`, so the key outlives `tat` on
+   * a whole-ms expiry clock. Absolute, on the same clock as `tat`: a TTL relative to Redis' cached
+   * command time could end early when the server stalls between starting the script and `TIME`.
    */
-  readonly ttlMs: number;
+  readonly expiresAtMs: number;
 }
 
 /** Result of one GCRA evaluation: the outcome, and the write to apply when the call is charged. */
@@ -60,6 +61,11 @@ export function roundHalfUp(x: number): number {
   return Math.floor(x + 0.5);
 }
 
+/** Absolute expiry (epoch ms) of a bucket whose theoretical arrival time is `tat` µs. */
+function expiryOf(tat: number): number {
+  return Math.ceil(tat / 1000) + 1;
+}
+
 /** Evaluate one GCRA bucket (see the module comment and lua/gcra.lua). */
 export function gcraStep(input: GcraInput): GcraStep {
   const { nowUs: now, cost } = input;
@@ -84,7 +90,7 @@ export function gcraStep(input: GcraInput): GcraStep {
     return {
       outcome: { allowed: true, remaining: wholeTokens(tau, t, newTat - now), retryAfterMs: 0, resetAfterMs },
       uncharged: peek,
-      write: { tat: roundHalfUp(newTat), ttlMs: resetAfterMs + 1 },
+      write: { tat: roundHalfUp(newTat), expiresAtMs: expiryOf(newTat) },
     };
   }
   const retryAfterMs = Math.max(1, Math.ceil((allowAt - now) / 1000));
@@ -103,5 +109,5 @@ export function gcraRefund(input: GcraRefundInput): GcraWrite | "delete" | undef
   const { t } = shape(input.policy);
   const newTat = input.storedTat - input.cost * t;
   if (newTat <= input.nowUs) return "delete";
-  return { tat: roundHalfUp(newTat), ttlMs: Math.ceil((newTat - input.nowUs) / 1000) + 1 };
+  return { tat: roundHalfUp(newTat), expiresAtMs: expiryOf(newTat) };
 }

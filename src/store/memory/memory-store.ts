@@ -61,7 +61,7 @@ export class MemoryStore implements Store {
       if (take.policy.algorithm === "gcra") {
         const next = gcraRefund({ storedTat: stored.value, nowUs, cost: take.cost, policy: take.policy });
         if (next === "delete") this.#buckets.delete(take.key);
-        else if (next) this.#buckets.set(take.key, next.tat, nowMs + next.ttlMs, nowMs);
+        else if (next) this.#buckets.set(take.key, next.tat, next.expiresAtMs, nowMs);
       } else {
         const count = fixedWindowRefund(stored.value, take.cost);
         if (count !== undefined) this.#buckets.set(take.key, count, stored.expiresAtMs, nowMs);

@@ -26,7 +26,7 @@ describe("fixedWindowStep", () => {
   it("counts hits into a new counter that lives until the window end", () => {
     const step = fixedWindowStep({ storedCount: undefined, nowUs: NOW, cost: 2, policy: threePerSecond });
     expect(step.outcome).toEqual({ allowed: true, remaining: 1, retryAfterMs: 0, resetAfterMs: 877 });
-    expect(step.write).toEqual({ count: 2, ttlMs: 877 });
+    expect(step.write).toEqual({ count: 2, expiresAtMs: NOW_MS + 877 });
   });
 
   it("denies hits past the limit with retry-after at the window end, and counts nothing", () => {

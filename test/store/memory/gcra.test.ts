@@ -9,7 +9,7 @@ describe("gcraStep", () => {
   it("charges a fresh bucket one emission interval and keeps it for that long", () => {
     const step = gcraStep({ storedTat: undefined, nowUs: NOW, cost: 1, policy: tenPerSecondBurst5 });
     expect(step.outcome).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: 100 });
-    expect(step.write).toEqual({ tat: NOW + 100_000, ttlMs: 101 });
+    expect(step.write).toEqual({ tat: NOW + 100_000, expiresAtMs: (NOW + 100_000) / 1000 + 1 });
   });
 
   it("treats a theoretical arrival time in the past as a full bucket", () => {
@@ -67,7 +67,7 @@ describe("gcraStep", () => {
 describe("gcraRefund", () => {
   it("moves the theoretical arrival time back by cost emission intervals", () => {
     const next = gcraRefund({ storedTat: NOW + 300_000, nowUs: NOW, cost: 1, policy: tenPerSecondBurst5 });
-    expect(next).toEqual({ tat: NOW + 200_000, ttlMs: 201 });
+    expect(next).toEqual({ tat: NOW + 200_000, expiresAtMs: (NOW + 200_000) / 1000 + 1 });
   });
 
   it("deletes the bucket when the refund makes it full", () => {

@@ -1,0 +1,261 @@
+/**
+ * The Lua scripts and their TypeScript specification agree. Each scripted call runs against a private
+ * redis-server; the TypeScript side evaluates the same call on a snapshot of the same state at the
+ * Redis TIME read just before and just after it. The script ran in between, so it must match one of
+ * them exactly on allowed/remaining, and lie between them on retry/reset and on what it wrote.
+ */
+import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Algorithm, Policy } from "../../../src/engine/types.js";
+import { type CallResult, evaluateCall, type StoredBucket } from "../../../src/store/memory/call.js";
+import { fixedWindowRefund } from "../../../src/store/memory/fixed-window.js";
+import { gcraRefund } from "../../../src/store/memory/gcra.js";
+import type { Outcome, Take } from "../../../src/store/store.js";
+import { type RedisServer, startRedis } from "../../helpers/redis.js";
+
+const lua = (name: string) => readFileSync(new URL(`../../../lua/${name}`, import.meta.url), "utf8");
+const SCRIPTS: Record<Algorithm, string> = { gcra: lua("gcra.lua"), fixed_window: lua("fixed_window.lua") };
+const REFUND = lua("refund.lua");
+
+const POLICIES: Record<Algorithm, Record<string, Policy>> = {
+  gcra: {
+    "{t:agree}:g-10ps": { algorithm: "gcra", limit: 10, periodMs: 1000, burst: 5 },
+    "{t:agree}:g-3ps": { algorithm: "gcra", limit: 3, periodMs: 1000, burst: 3 },
+    "{t:agree}:g-100ps": { algorithm: "gcra", limit: 100, periodMs: 1000, burst: 2 },
+    "{t:agree}:g-7pm": { algorithm: "gcra", limit: 7, periodMs: 60_000, burst: 4 },
+  },
+  fixed_window: {
+    "{t:agree}:f-3ps": { algorithm: "fixed_window", limit: 3, periodMs: 1000, burst: 3 },
+    "{t:agree}:f-5pm": { algorithm: "fixed_window", limit: 5, periodMs: 60_000, burst: 5 },
+    "{t:agree}:f-2p7": { algorithm: "fixed_window", limit: 2, periodMs: 7, burst: 2 },
+  },
+};
+
+/** Deterministic PRNG (mulberry32) so a failure replays. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+let server: RedisServer;
+let redis: Redis;
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function redisNowUs(): Promise<number> {
+  const [sec, usec] = await redis.time();
+  return Number(sec) * 1_000_000 + Number(usec);
+}
+
+/** Index of the epoch-aligned window of `periodMs` holding `nowUs`. */
+const windowIndex = (nowUs: number, periodMs: number) => Math.floor(Math.floor(nowUs / 1000) / periodMs);
+
+/**
+ * The state of `takes`' buckets as the scripts see it (a counter without a positive TTL is absent).
+ * A counter expires exactly at the end of the window it was created in; a GCRA key lives until its
+ * tat plus 1 ms (an expired tat is in the past, which reads as a full bucket anyway).
+ */
+async function snapshot(takes: readonly Take[], nowUs: number): Promise<Map<string, StoredBucket>> {
+  const state = new Map<string, StoredBucket>();
+  for (const { key, policy } of takes) {
+    if (state.has(key)) continue;
+    const [value, pttl] = await Promise.all([redis.get(key), redis.pttl(key)]);
+    if (value === null || pttl <= 0) continue;
+    const expiresAtMs =
+      policy.algorithm === "fixed_window"
+        ? (windowIndex(nowUs, policy.periodMs) + 1) * policy.periodMs
+        : Number(value) / 1000 + 1;
+    state.set(key, { value: Number(value), expiresAtMs });
+  }
+  return state;
+}
+
+/** A reader of `state` as it is at `nowUs` (expired entries are absent, as in the memory store). */
+const readAt = (state: ReadonlyMap<string, StoredBucket>, nowUs: number) => (key: string) => {
+  const entry = state.get(key);
+  return entry && Math.floor(nowUs / 1000) < entry.expiresAtMs ? entry : undefined;
+};
+
+function argv(takes: readonly Take[]): number[] {
+  return takes.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]);
+}
+
+function decode(reply: unknown): Outcome[] {
+  const flat = reply as number[];
+  const out: Outcome[] = [];
+  for (let i = 0; i < flat.length; i += 4) {
+    const [allowed, remaining, retryAfterMs, resetAfterMs] = flat.slice(i, i + 4) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    out.push({ allowed: allowed === 1, remaining, retryAfterMs, resetAfterMs });
+  }
+  return out;
+}
+
+const decision = (outcomes: readonly Outcome[]) => outcomes.map((o) => [o.allowed, o.remaining]);
+
+/** Expect `x` between `a` and `b`, in either order. */
+function between(x: number, a: number, b: number, what: string): void {
+  expect(x, what).toBeGreaterThanOrEqual(Math.min(a, b));
+  expect(x, what).toBeLessThanOrEqual(Math.max(a, b));
+}
+
+/** Run one scripted call and check it against the TypeScript evaluation of the same call. */
+async function checkCall(algorithm: Algorithm, takes: readonly Take[]): Promise<Outcome[]> {
+  const keys = takes.map((t) => t.key);
+  const before = await redisNowUs();
+  const state = await snapshot(takes, before);
+  const reply = decode(await redis.eval(SCRIPTS[algorithm], keys.length, ...keys, ...argv(takes)));
+  const after = await redisNowUs();
+  const early: CallResult = evaluateCall(takes, readAt(state, before), before);
+  const late: CallResult = evaluateCall(takes, readAt(state, after), after);
+  const label = JSON.stringify(takes.map((t) => [t.key, t.cost]));
+  expect([decision(early.outcomes), decision(late.outcomes)], label).toContainEqual(decision(reply));
+  reply.forEach((o, i) => {
+    const policy = takes[i]?.policy as Policy;
+    if (
+      policy.algorithm === "fixed_window" &&
+      windowIndex(before, policy.periodMs) !== windowIndex(after, policy.periodMs)
+    ) {
+      // A window ended during the call: time to window end jumps back up to a whole period.
+      expect(o.resetAfterMs).toBeGreaterThan(0);
+      expect(o.resetAfterMs).toBeLessThanOrEqual(policy.periodMs);
+      return;
+    }
+    between(o.retryAfterMs, early.outcomes[i]?.retryAfterMs ?? 0, late.outcomes[i]?.retryAfterMs ?? 0, label);
+    between(o.resetAfterMs, early.outcomes[i]?.resetAfterMs ?? 0, late.outcomes[i]?.resetAfterMs ?? 0, label);
+  });
+  // The evaluations the script's decision matches (both unless a boundary passed during the call).
+  const matching = [early, late].filter((c) => isDeepStrictEqual(decision(c.outcomes), decision(reply)));
+  const first = matching[0] ?? early;
+  for (const key of new Set(keys)) {
+    const value = await redis.get(key);
+    const expected = first.writes.get(key) ?? readAt(state, after)(key);
+    if (expected === undefined) {
+      // Nothing was written: an absent (or expired) bucket stays absent. Redis' expiry clock may
+      // trail TIME by a ms, so a counter due at the window end may still show 1-2 ms of TTL.
+      if (value !== null) expect(await redis.pttl(key), `${label} ${key}`).toBeLessThanOrEqual(2);
+      continue;
+    }
+    if (value === null) {
+      // A short-lived bucket may have expired by its TTL since the call: only once it was due.
+      const nowMs = (await redisNowUs()) / 1000;
+      expect(expected.expiresAtMs, `${label} ${key} vanished early`).toBeLessThanOrEqual(nowMs + 2);
+      continue;
+    }
+    // The written state moves continuously with time: it lies between the two evaluations' writes.
+    // When only the late evaluation charged, the script ran at most (after - before) µs earlier, and a
+    // tat moves at most 1 µs per µs (plus 1 for rounding).
+    const hi = late.writes.get(key)?.value ?? expected.value;
+    const lo =
+      early.writes.get(key)?.value ?? (late.writes.has(key) ? hi - (after - before) - 1 : expected.value);
+    between(Number(value), lo, hi, `${label} ${key} state`);
+  }
+  return reply;
+}
+
+function randomCall(rand: () => number): { algorithm: Algorithm; takes: Take[] } {
+  const algorithm: Algorithm = rand() < 0.6 ? "gcra" : "fixed_window";
+  const keys = Object.keys(POLICIES[algorithm]);
+  const count = 1 + Math.floor(rand() * 3);
+  const takes: Take[] = [];
+  for (let i = 0; i < count; i++) {
+    const key = keys[Math.floor(rand() * keys.length)] ?? "";
+    const policy = POLICIES[algorithm][key] as Policy;
+    const cost = rand() < 0.1 ? policy.burst + 1 : Math.floor(rand() * 4);
+    takes.push({ key, policy, cost });
+  }
+  return { algorithm, takes };
+}
+
+describe("lua scripts against their TypeScript specification", () => {
+  it("agree on 400 random multi-bucket calls of both algorithms", async () => {
+    const rand = prng(20240611);
+    let denied = 0;
+    for (let i = 0; i < 400; i++) {
+      const { algorithm, takes } = randomCall(rand);
+      const reply = await checkCall(algorithm, takes);
+      if (reply.some((o) => !o.allowed)) denied++;
+    }
+    // The scenario must exercise both admission and denial to mean anything.
+    expect(denied).toBeGreaterThan(40);
+    expect(denied).toBeLessThan(360);
+  });
+
+  it("agree on refunds of both algorithms", async () => {
+    const g = POLICIES.gcra["{t:agree}:g-7pm"] as Policy;
+    const f = POLICIES.fixed_window["{t:agree}:f-5pm"] as Policy;
+    const gKey = "{t:refund-agree}:g";
+    const fKey = "{t:refund-agree}:f";
+    await checkCall("gcra", [{ key: gKey, policy: g, cost: 4 }]);
+    await checkCall("fixed_window", [{ key: fKey, policy: f, cost: 4 }]);
+    for (const cost of [1, 2, 5]) {
+      const now = await redisNowUs();
+      const tat = Number(await redis.get(gKey));
+      const count = Number(await redis.get(fKey));
+      const takes = [
+        { key: gKey, policy: g, cost },
+        { key: fKey, policy: f, cost },
+      ];
+      const args = takes.flatMap((t) => [
+        t.policy.algorithm,
+        t.cost,
+        t.policy.limit,
+        t.policy.periodMs,
+        t.policy.burst,
+      ]);
+      await redis.eval(REFUND, 2, gKey, fKey, ...args);
+      const next = gcraRefund({ storedTat: tat, nowUs: now, cost, policy: g });
+      const storedTat = await redis.get(gKey);
+      if (next === "delete") expect(storedTat).toBeNull();
+      else expect(Number(storedTat)).toBe(next?.tat);
+      expect(Number(await redis.get(fKey))).toBe(fixedWindowRefund(count, cost));
+    }
+    expect(await redis.get(gKey)).toBeNull();
+    expect(await redis.get(fKey)).toBe("0");
+    expect(await redis.pttl(fKey)).toBeGreaterThan(0);
+  });
+
+  it("store the theoretical arrival time with every microsecond", async () => {
+    // 3 per second, burst 3: T = 333333.33 µs, stored rounded to a 16-digit integer.
+    const before = await redisNowUs();
+    await redis.eval(SCRIPTS.gcra, 1, "{t:precision}:a", 1, 3, 1000, 3);
+    const after = await redisNowUs();
+    const stored = await redis.get("{t:precision}:a");
+    expect(stored).toMatch(/^\d{16}$/);
+    between(Number(stored), before + 333_333, after + 333_333, "tat");
+  });
+
+  it("answer a wrong number of arguments with an error reply and write nothing", async () => {
+    await expect(redis.eval(SCRIPTS.gcra, 2, "{t:bad}:a", "{t:bad}:b", 1, 10, 1000)).rejects.toThrow(
+      /expected 8 ARGV for 2 keys, got 3/,
+    );
+    await expect(redis.eval(SCRIPTS.fixed_window, 1, "{t:bad}:a", 1)).rejects.toThrow(/expected 4 ARGV/);
+    await expect(redis.eval(REFUND, 1, "{t:bad}:a", "token_bucket", 1, 10, 1000, 5)).rejects.toThrow(
+      /unknown algorithm token_bucket/,
+    );
+    expect(await redis.exists("{t:bad}:a", "{t:bad}:b")).toBe(0);
+  });
+
+  it("leave no key without a TTL", async () => {
+    const keys = await redis.keys("*");
+    expect(keys.length).toBeGreaterThan(0);
+    const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
+    expect(keys.filter((_, i) => (ttls[i] ?? -1) < 0)).toEqual([]);
+  });
+});
