@@ -60,7 +60,8 @@ describe("MemoryStore", () => {
     const [first, second] = await store.take(twice);
     expect(first).toMatchObject({ allowed: true, remaining: 5 });
     expect(second).toMatchObject({ allowed: false, remaining: 2, retryAfterMs: 100 });
-    const [both] = await store.take([{ key: "{t:dup}:a", policy: perSecond, cost: 2 }, ...twice.slice(1, 1)]);
+    const [both] = await store.take([{ key: "{t:dup}:a", policy: perSecond, cost: 2 }]);
+    // The denied call charged nothing: the bucket is still full.
     expect(both).toMatchObject({ allowed: true, remaining: 3 });
   });
 
