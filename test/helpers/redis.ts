@@ -112,6 +112,8 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
     url: `redis://127.0.0.1:${port}`,
     client() {
       const c = new Redis({ port, host: "127.0.0.1", lazyConnect: false, maxRetriesPerRequest: 1 });
+      // Tests kill and restart servers on purpose: reconnect errors are expected, not news.
+      c.on("error", () => {});
       clients.push(c);
       return c;
     },
@@ -131,11 +133,11 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
   };
 }
 
-/** A private Redis Cluster of masters only. */
+/** A private Redis Cluster (masters, and replicas when asked for). */
 export interface RedisCluster {
   readonly ports: readonly number[];
   readonly pids: readonly number[];
-  /** `redis://127.0.0.1:PORT` per master. */
+  /** `redis://127.0.0.1:PORT` per node (masters first, as `redis-cli --cluster create` assigns). */
   readonly urls: readonly string[];
   /** `redis-cluster://127.0.0.1:P1,127.0.0.1:P2,…`. */
   readonly url: string;
@@ -154,8 +156,29 @@ async function clusterOk(port: number): Promise<boolean> {
   }
 }
 
-/** Start `masters` cluster-enabled servers, create the cluster and wait for cluster_state:ok on all. */
-export async function startCluster(opts: { masters: number } = { masters: 3 }): Promise<RedisCluster> {
+/** Wait until every node on `ports` reports cluster_state:ok (e.g. after a failover). */
+export async function waitClusterOk(ports: readonly number[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const states = await Promise.all(ports.map((p) => clusterOk(p)));
+    if (states.every(Boolean)) return;
+    await delay(50);
+  }
+  throw new Error(`cluster on ports ${ports.join(",")} did not reach cluster_state:ok`);
+}
+
+/** Shape of a test cluster. */
+export interface StartClusterOptions {
+  readonly masters: number;
+  /** Replicas per master (for failover tests). @default 0 */
+  readonly replicas?: number;
+  /** `cluster-node-timeout`: how long a master may be unreachable before a failover. @default 2000 (ms) */
+  readonly nodeTimeoutMs?: number;
+}
+
+/** Start cluster-enabled servers, create the cluster and wait for cluster_state:ok on all. */
+export async function startCluster(opts: StartClusterOptions = { masters: 3 }): Promise<RedisCluster> {
+  const replicas = opts.replicas ?? 0;
   const nodes: RedisServer[] = [];
   const confDir = mkdtempSync(join(tmpdir(), "tollgate-cluster-"));
   const stop = async () => {
@@ -163,25 +186,21 @@ export async function startCluster(opts: { masters: number } = { masters: 3 }): 
     rmSync(confDir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < opts.masters; i++) {
+    for (let i = 0; i < opts.masters * (1 + replicas); i++) {
       const port = await freePort();
       const args = ["--cluster-enabled", "yes", "--cluster-config-file", join(confDir, `nodes-${port}.conf`)];
-      nodes.push(await startRedis({ port, args: [...args, "--cluster-node-timeout", "2000"] }));
+      args.push("--cluster-node-timeout", String(opts.nodeTimeoutMs ?? 2000));
+      nodes.push(await startRedis({ port, args }));
     }
     const addrs = nodes.map((n) => `127.0.0.1:${n.port}`);
     await execFileAsync(
       "redis-cli",
-      ["--cluster", "create", ...addrs, "--cluster-replicas", "0", "--cluster-yes"],
+      ["--cluster", "create", ...addrs, "--cluster-replicas", String(replicas), "--cluster-yes"],
       {
         timeout: 20_000,
       },
     );
-    for (let i = 0; i < 200; i++) {
-      const states = await Promise.all(nodes.map((n) => clusterOk(n.port)));
-      if (states.every(Boolean)) break;
-      if (i === 199) throw new Error("cluster did not reach cluster_state:ok");
-      await delay(50);
-    }
+    await waitClusterOk(nodes.map((n) => n.port));
   } catch (err) {
     await stop();
     throw err;

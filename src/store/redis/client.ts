@@ -32,8 +32,12 @@ export interface RedisClientOptions {
    */
   readonly enableOfflineQueue?: boolean;
   /**
-   * Send all commands issued in one event-loop tick as one pipeline (ioredis `enableAutoPipelining`).
-   * @default true
+   * Send all commands issued in one event-loop tick as one pipeline per node (ioredis
+   * `enableAutoPipelining`). Off by default for Redis Cluster: with ioredis 5.6 an auto-pipelined
+   * command to a master that died stays pending (no commandTimeout) and the client did not recover
+   * after the master came back (see test/store/redis/redis-cluster-node-loss.test.ts and
+   * redis/ioredis#2075); plain commands fail fast and recover at once.
+   * @default true for a single node and Sentinel, false for Redis Cluster
    */
   readonly autoPipelining?: boolean;
   /**
@@ -49,14 +53,17 @@ export interface RedisClientOptions {
 export type ResolvedClientOptions = Required<Omit<RedisClientOptions, "tlsCaFile">> &
   Pick<RedisClientOptions, "tlsCaFile">;
 
-/** Apply the documented defaults. */
-export function resolveClientOptions(o: RedisClientOptions = {}): ResolvedClientOptions {
+/** Apply the documented defaults (some depend on whether the target is a cluster). */
+export function resolveClientOptions(
+  o: RedisClientOptions,
+  target: { cluster: boolean },
+): ResolvedClientOptions {
   return {
     commandTimeoutMs: o.commandTimeoutMs ?? 250,
     connectTimeoutMs: o.connectTimeoutMs ?? 2000,
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 1,
     enableOfflineQueue: o.enableOfflineQueue ?? false,
-    autoPipelining: o.autoPipelining ?? true,
+    autoPipelining: o.autoPipelining ?? !target.cluster,
     maxReconnectDelayMs: o.maxReconnectDelayMs ?? 1000,
     tlsCaFile: o.tlsCaFile,
   };
@@ -80,7 +87,7 @@ export function baseRedisOptions(o: ResolvedClientOptions): RedisOptions {
 
 /** Create (without connecting) the ioredis client for a parsed store URL. */
 export function createRedisClient(target: RedisTarget, options: RedisClientOptions = {}): Redis | Cluster {
-  const o = resolveClientOptions(options);
+  const o = resolveClientOptions(options, { cluster: target.mode === "cluster" });
   const base = baseRedisOptions(o);
   const auth = { username: target.username, password: target.password };
   if (target.mode === "single") {

@@ -12,6 +12,7 @@ import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Outcome, Store, StoreError, Take } from "../store.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
+import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
@@ -32,6 +33,11 @@ export interface RedisStoreOptions extends RedisClientOptions {
    * @default 5000 (milliseconds)
    */
   readonly readyTimeoutMs?: number;
+  /**
+   * Hard deadline of one script call, including ioredis' own retries and redirections (see
+   * deadline.ts). @default 4 × commandTimeoutMs (milliseconds)
+   */
+  readonly callTimeoutMs?: number;
   /** Called with every background connection error (already classified), e.g. to log it. */
   readonly onConnectionError?: (err: StoreError) => void;
 }
@@ -46,6 +52,7 @@ export class RedisStore implements Store {
   readonly #metrics: EngineMetrics;
   readonly #meter: RoundTripMeter;
   readonly #readyTimeoutMs: number;
+  readonly #callTimeoutMs: number;
   readonly #cluster: boolean;
 
   constructor(options: RedisStoreOptions) {
@@ -55,8 +62,10 @@ export class RedisStore implements Store {
     this.redactedUrl = redactUrl(options.url);
     this.#metrics = options.metrics ?? noopMetrics;
     this.#readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+    this.#callTimeoutMs =
+      options.callTimeoutMs ?? 4 * resolveClientOptions(options, { cluster: this.#cluster }).commandTimeoutMs;
     this.#meter = new RoundTripMeter(this.#metrics, {
-      pipelined: resolveClientOptions(options).autoPipelining,
+      pipelined: resolveClientOptions(options, { cluster: this.#cluster }).autoPipelining,
     });
     this.#client = createRedisClient(target, options);
     this.#scripts = new Scripts(this.#client, options.scriptsDir);
@@ -150,7 +159,13 @@ export class RedisStore implements Store {
   /** Run one command to the node owning `slot`, counting its round trip. */
   #send<T>(slot: number, run: () => Promise<T>): Promise<T> {
     this.#meter.note(this.#node(slot));
-    return run();
+    return withDeadline(run(), this.#callTimeoutMs).catch((err: unknown) => {
+      // A silent or vanished node: relearn the slot map now rather than at the next MOVED.
+      if (this.#cluster && classifyRedisError(err, "take").transient) {
+        (this.#client as Cluster).refreshSlotsCache();
+      }
+      throw err;
+    });
   }
 
   /** Time an operation into `storeSeconds` and classify its failure. */

@@ -1,0 +1,24 @@
+/**
+ * A hard upper bound on one Redis call. ioredis' `commandTimeout` covers commands sent on their own,
+ * but a command inside a Cluster auto-pipeline whose node died can stay pending until the slot map
+ * changes (observed with ioredis 5.6: no reply, no timeout). A rate limit decision must never wait
+ * that long, so every store call also races this deadline.
+ */
+
+/** Raised when a call outlives its deadline; classified as a transient `timeout`. */
+export class CallTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`Redis call timed out after ${ms} ms (callTimeoutMs)`);
+    this.name = "CallTimeoutError";
+  }
+}
+
+/** Settle like `work`, or reject with `CallTimeoutError` after `ms`, whichever comes first. */
+export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CallTimeoutError(ms)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Policy } from "../../../src/engine/types.js";
+import { groupTakes } from "../../../src/store/redis/groups.js";
+import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { StoreError, type Take } from "../../../src/store/store.js";
+import { type RedisCluster, startCluster, waitClusterOk } from "../../helpers/redis.js";
+
+const gcra: Policy = { algorithm: "gcra", limit: 10, periodMs: 3_600_000, burst: 10 };
+const take = (key: string, cost: number): Take => ({ key, policy: gcra, cost });
+const slotOf = (key: string) => groupTakes([take(key, 1)], { bySlot: true })[0]?.slot ?? -1;
+
+describe("RedisStore when a cluster master dies and comes back", () => {
+  let cluster: RedisCluster;
+  let store: RedisStore | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await cluster?.stop();
+  });
+
+  it("fails calls to the dead master fast and transiently, serves the others, and recovers", async () => {
+    store = new RedisStore({ url: cluster.url, commandTimeoutMs: 100 });
+    await store.ready();
+    const keys = ["a", "b", "c", "d", "e", "f"].map((t) => `tl:v1:{${t}}:g0`);
+    await store.take(keys.map((k) => take(k, 1)));
+    const counts = await Promise.all(
+      cluster.nodes.map((n) =>
+        Promise.all(keys.map((k) => n.client().call("CLUSTER", "COUNTKEYSINSLOT", slotOf(k)))),
+      ),
+    );
+    const victim = cluster.nodes[0];
+    if (!victim) throw new Error("no node");
+    const onVictim = keys.filter((_, i) => Number(counts[0]?.[i]) > 0);
+    const elsewhere = keys.filter((k) => !onVictim.includes(k));
+    expect(onVictim.length).toBeGreaterThan(0);
+    expect(elsewhere.length).toBeGreaterThan(0);
+    await victim.kill("SIGKILL");
+
+    const started = performance.now();
+    const err = await store.take([take(onVictim[0] ?? "", 1)]).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).transient).toBe(true);
+    const other = await store.take([take(elsewhere[0] ?? "", 1)]);
+    expect(other[0]).toMatchObject({ allowed: true, remaining: 8 });
+
+    await victim.restart(); // same port and cluster config file: it rejoins owning its slots, empty
+    await waitClusterOk(cluster.ports);
+    let back: Awaited<ReturnType<RedisStore["take"]>> | undefined;
+    for (let i = 0; i < 100 && !back; i++) {
+      back = await store
+        .take([take(onVictim[0] ?? "", 1)])
+        .catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 50)));
+    }
+    expect(back?.[0]).toMatchObject({ allowed: true, remaining: 9 });
+  });
+});
