@@ -1,0 +1,51 @@
+/**
+ * The HTTP routes: `/healthcheck`, `POST /json` (proto3-JSON twin of ShouldRateLimit), `/rlconfig`,
+ * `/metrics`.
+ */
+import type { RateLimitAnswer, RateLimitQuery } from "../engine/types.js";
+import { StoreError } from "../store/store.js";
+import { answerToJson, parseJsonQuery, type QueryBounds } from "./codec.js";
+import { GrpcError } from "./grpc/status.js";
+import type { HealthState } from "./health.js";
+import { type HttpReply, type Route, textReply } from "./http.js";
+
+export interface RouteDeps {
+  readonly health: HealthState;
+  readonly decide: (q: RateLimitQuery) => Promise<RateLimitAnswer>;
+  readonly bounds: QueryBounds;
+  readonly metrics: { text(): Promise<string>; readonly contentType: string };
+  readonly rulesText: () => readonly string[];
+  readonly storeStatus: () => unknown;
+}
+
+export function httpRoutes(deps: RouteDeps): Map<string, Route> {
+  const routes = new Map<string, Route>();
+  routes.set("GET /healthcheck", () =>
+    deps.health.isServing() ? textReply(200, "OK") : textReply(500, "NOT SERVING"),
+  );
+  routes.set("POST /json", async (req): Promise<HttpReply> => {
+    let answer: RateLimitAnswer;
+    try {
+      answer = await deps.decide(parseJsonQuery(req.body, deps.bounds));
+    } catch (err) {
+      if (err instanceof GrpcError) return textReply(400, err.message);
+      if (err instanceof StoreError) return textReply(503, `rate limit store unavailable (${err.code})`);
+      throw err;
+    }
+    return {
+      status: answer.overallCode === "OK" ? 200 : 429,
+      body: `${answerToJson(answer)}\n`,
+      contentType: "application/json",
+    };
+  });
+  routes.set("GET /rlconfig", () => {
+    const status = JSON.stringify(deps.storeStatus());
+    return textReply(200, [...deps.rulesText(), `# store: ${status}`].join("\n"));
+  });
+  routes.set("GET /metrics", async () => ({
+    status: 200,
+    body: await deps.metrics.text(),
+    contentType: deps.metrics.contentType,
+  }));
+  return routes;
+}

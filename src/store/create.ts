@@ -1,0 +1,91 @@
+/**
+ * Builds the configured store: `memory`, or Redis (single / Sentinel / Cluster) wrapped by the guard
+ * (deadline, circuit breaker, failure policy with an in-process fallback whose limits are divided by
+ * the live instance count from a Redis heartbeat).
+ */
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { Clock, FailurePolicy } from "../engine/types.js";
+import type { TollgateMetrics } from "../metrics/metrics.js";
+import { GuardedStore } from "./guard/guarded-store.js";
+import { InstanceRegistry } from "./instances/registry.js";
+import { MemoryStore } from "./memory/memory-store.js";
+import { createRedisClient } from "./redis/client.js";
+import { RedisStore } from "./redis/redis-store.js";
+import { parseRedisUrl } from "./redis/url.js";
+import type { Store } from "./store.js";
+
+export interface StoreSettings {
+  /** `memory` or a Redis URL. */
+  readonly store: string;
+  readonly memoryMaxBuckets: number;
+  readonly redisCommandTimeout: number;
+  readonly redisTlsCaFile: string;
+  readonly storeDeadline: number;
+  readonly onStoreError: FailurePolicy;
+  readonly breakerFailures: number;
+  readonly breakerOpen: number;
+  readonly instances: number;
+}
+
+export interface BuiltStore {
+  readonly store: Store;
+  /** Present for Redis-backed stores. */
+  readonly guard: GuardedStore | undefined;
+  /** Start background work (heartbeat). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createStore(
+  s: StoreSettings,
+  deps: { clock: Clock; metrics: TollgateMetrics; logger: Logger },
+): BuiltStore {
+  if (s.store === "memory") {
+    const store = new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets });
+    return { store, guard: undefined, start: async () => {}, close: () => store.close() };
+  }
+  const log = deps.logger.child({ component: "store" });
+  const redis = new RedisStore({
+    url: s.store,
+    metrics: deps.metrics,
+    commandTimeoutMs: s.redisCommandTimeout,
+    ...(s.redisTlsCaFile ? { tlsCaFile: s.redisTlsCaFile } : {}),
+    onConnectionError: (err) => log.debug({ code: err.code, err: err.message }, "redis connection error"),
+  });
+  const heartbeatClient = createRedisClient(parseRedisUrl(s.store), {
+    commandTimeoutMs: s.redisCommandTimeout,
+    ...(s.redisTlsCaFile ? { tlsCaFile: s.redisTlsCaFile } : {}),
+  });
+  heartbeatClient.on("error", () => {});
+  const registry = new InstanceRegistry({
+    redis: heartbeatClient,
+    id: randomUUID(),
+    clock: deps.clock,
+    ...(s.instances > 0 ? { pinned: s.instances } : {}),
+    onCount: (n) => deps.metrics.instances(n),
+  });
+  const guard = new GuardedStore({
+    inner: redis,
+    fallback: new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets }),
+    instances: registry,
+    deadlineMs: s.storeDeadline,
+    breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen },
+    defaultPolicy: s.onStoreError,
+    clock: deps.clock,
+    logger: log,
+    events: deps.metrics,
+  });
+  return {
+    store: guard,
+    guard,
+    start: async () => {
+      registry.start();
+    },
+    close: async () => {
+      await registry.stop().catch(() => {});
+      heartbeatClient.disconnect();
+      await guard.close();
+    },
+  };
+}
