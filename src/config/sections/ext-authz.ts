@@ -315,15 +315,29 @@ export interface ExtAuthzLoadResult extends LoadResult {
   readonly extAuthz: ExtAuthzRules;
 }
 
-/** Parse one config text with the section enabled; throws ConfigError listing every problem. */
-export function parseExtAuthzConfigText(
-  file: string,
-  source: string,
+/** One config file's name and text. */
+export interface ConfigText {
+  readonly file: string;
+  readonly text: string;
+}
+
+/** Parse config texts with the section enabled; throws ConfigError listing every problem of every file. */
+export function parseExtAuthzConfigTexts(
+  files: readonly ConfigText[],
   opts: ParseOptions & ExtAuthzCompileOptions = {},
 ): ExtAuthzLoadResult {
   const problems: ConfigProblem[] = [];
   const schema = extendSchema(opts.schema ?? BASE_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS);
-  const doc = readDocument(file, source, { ...opts, schema }, problems);
-  const extAuthz = compileExtAuthz([doc], problems, opts);
-  return Object.freeze({ ...buildRuleSet([doc], problems), extAuthz });
+  const docs = files.map((f) => readDocument(f.file, f.text, { ...opts, schema }, problems));
+  const extAuthz = compileExtAuthz(docs, problems, opts);
+  return Object.freeze({ ...buildRuleSet(docs, problems), extAuthz });
+}
+
+/** Parse one config text with the section enabled; throws ConfigError listing every problem. */
+export function parseExtAuthzConfigText(
+  file: string,
+  text: string,
+  opts: ParseOptions & ExtAuthzCompileOptions = {},
+): ExtAuthzLoadResult {
+  return parseExtAuthzConfigTexts([{ file, text }], opts);
 }
