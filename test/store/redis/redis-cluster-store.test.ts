@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { bucketKey } from "../../../src/engine/keys.js";
 import type { Policy } from "../../../src/engine/types.js";
 import { groupTakes } from "../../../src/store/redis/groups.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
@@ -102,6 +103,22 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
     await store.take(takes);
     expect(metrics.roundTrips - before).toBeLessThanOrEqual(Math.min(3, masters.size));
     expect(metrics.roundTrips - before).toBeGreaterThan(0);
+  });
+
+  it("spreads the shards of one hot tenant's bucket over all three masters", async () => {
+    const store = await open();
+    const entries = [{ key: "tenant", value: "hot" }];
+    const shards = Array.from({ length: 6 }, (_, shard) =>
+      bucketKey({ prefix: "", domain: "edge", entries, limitIndex: 0, algorithm: "gcra", shard }),
+    );
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => store.take([take(shards[i % 6] ?? "", gcra(20))])),
+    );
+    const perMaster = await Promise.all(
+      cluster.nodes.map(async (n) => (await n.client().keys("tl:v1:{edge|tenant=hot#*")).length),
+    );
+    expect(perMaster.every((count) => count > 0)).toBe(true);
+    expect(perMaster.reduce((a, b) => a + b, 0)).toBe(6);
   });
 
   it("resets buckets spread over several slots", async () => {
