@@ -43,6 +43,11 @@ describe("RedisStore when a cluster master dies and comes back", () => {
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).transient).toBe(true);
+    // A call spanning the dead master and a live one fails as a whole, and the live part is refunded.
+    const mixed = await store
+      .take([take(onVictim[0] ?? "", 1), take(elsewhere[0] ?? "", 1)])
+      .catch((e: unknown) => e);
+    expect(mixed).toBeInstanceOf(StoreError);
     const other = await store.take([take(elsewhere[0] ?? "", 1)]);
     expect(other[0]).toMatchObject({ allowed: true, remaining: 8 });
 
