@@ -101,9 +101,16 @@ export async function runExplain(args: readonly string[], out: Out = consoleOut)
     out.log(
       `limit ${i}: ${limit.requestsPerUnit}/${limit.unit} burst ${limit.policy.burst} ${limit.policy.algorithm}${name}`,
     );
-    out.log(
-      `  key: ${bucketKey({ prefix: "", domain: domainName, entries: match.bucketEntries, limitIndex: i, algorithm: limit.policy.algorithm })}`,
-    );
+    const key = (shard?: number) =>
+      bucketKey({
+        prefix: "",
+        domain: domainName,
+        entries: match.bucketEntries,
+        limitIndex: i,
+        algorithm: limit.policy.algorithm,
+        shard,
+      });
+    out.log(rule.shards > 1 ? `  keys: ${key(0)} … ${key(rule.shards - 1)}` : `  key: ${key()}`);
   });
   return 0;
 }

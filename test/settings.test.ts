@@ -1,0 +1,62 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  loadSettings,
+  parseDuration,
+  renderSettingsTable,
+  SETTINGS,
+  SettingsError,
+} from "../src/settings.js";
+
+describe("settings", () => {
+  it("uses the documented defaults when nothing is set", () => {
+    const s = loadSettings([], {});
+    expect(s.grpcAddr).toEqual({ host: "0.0.0.0", port: 8081 });
+    expect(s.httpAddr).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(s.store).toBe("memory");
+    expect(s.maxDescriptors).toBe(64);
+    expect(s.drainTimeout).toBe(10_000);
+  });
+
+  it("prefers a flag over its environment twin over the default", () => {
+    const env = { TOLLGATE_STORE: "redis://r:6379", TOLLGATE_MAX_ENTRIES: "8" };
+    const s = loadSettings(["--store", "memory", "--grpc-addr=127.0.0.1:0"], env);
+    expect(s.store).toBe("memory");
+    expect(s.maxEntries).toBe(8);
+    expect(s.grpcAddr).toEqual({ host: "127.0.0.1", port: 0 });
+  });
+
+  it("reads a bare boolean flag as true", () => {
+    expect(loadSettings(["--shadow-mode"], {}).shadowMode).toBe(true);
+    expect(loadSettings([], { TOLLGATE_SHADOW_MODE: "false" }).shadowMode).toBe(false);
+  });
+
+  it("rejects a bad value naming the setting and what it expects", () => {
+    expect(() => loadSettings([], { TOLLGATE_MAX_DESCRIPTORS: "-1" })).toThrow(
+      /TOLLGATE_MAX_DESCRIPTORS: expected a whole number \(got "-1"\)/,
+    );
+    expect(() => loadSettings(["--response-headers", "fancy"], {})).toThrow(
+      /--response-headers: expected one of legacy, draft03, ietf, off/,
+    );
+    expect(() => loadSettings(["--grpc-addr", "nope"], {})).toThrow(/expected HOST:PORT/);
+  });
+
+  it("rejects an unknown flag and suggests a close one", () => {
+    expect(() => loadSettings(["--grpc-adr", "x"], {})).toThrow(SettingsError);
+    expect(() => loadSettings(["--grpc-adr", "x"], {})).toThrow(/did you mean --grpc-addr/);
+  });
+
+  it("parses durations in ms, s, m and h", () => {
+    expect(parseDuration("250ms")).toBe(250);
+    expect(parseDuration("5s")).toBe(5000);
+    expect(parseDuration("1.5m")).toBe(90_000);
+    expect(parseDuration("2h")).toBe(7_200_000);
+    expect(parseDuration("5 seconds")).toBeUndefined();
+  });
+
+  it("documents every setting in the README table, exactly as the schema renders it", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(renderSettingsTable());
+    for (const s of Object.values(SETTINGS)) expect(readme).toContain(`\`${s.env}\``);
+  });
+});
