@@ -4,9 +4,12 @@
  * (types, unknown keys, positions are the walker's job) and checks the rest here, reporting every
  * problem with file, line, column and YAML path, then compiles frozen `ExtAuthzRules`.
  *
- * Wiring: validate with `extendSchema(BASE_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS)`, then call
- * `compileExtAuthz(documents, problems)` between `readDocument` and `buildRuleSet` so that its
- * problems are reported together with the rest of the load (`parseExtAuthzConfigText` does this).
+ * Wiring: validate with `EXT_AUTHZ_SCHEMA` (or `extendSchema(base, EXT_AUTHZ_SCHEMA_ROWS)` to combine
+ * with other sections), then call `compileExtAuthz(documents, problems)` between `readDocument` and
+ * `buildRuleSet` so that its problems are reported with the rest of the load
+ * (`parseExtAuthzConfigTexts` does this), or `extAuthzRulesOf(loadResult)` after `loadConfig`.
+ *
+ * One file over 300 lines by design: the section's schema table, checks and compile are one concept.
  */
 import {
   compilePathGlob,
@@ -26,7 +29,7 @@ import {
   type ParseOptions,
   readDocument,
 } from "../document.js";
-import type { ConfigProblem } from "../errors.js";
+import { ConfigError, type ConfigProblem } from "../errors.js";
 import { BASE_SCHEMA, extendSchema, type FieldDef } from "../schema.js";
 import { type CheckedObject, childPath } from "../walk.js";
 
@@ -66,6 +69,9 @@ export const EXT_AUTHZ_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze([
   { name: "class", in: [`${E}_route`], type: str, required: true },
   { name: "include_query", in: [`${E}_raw_path`], type: bool },
 ]);
+
+/** The base schema plus this section: pass as `ParseOptions.schema` to `loadConfig`. */
+export const EXT_AUTHZ_SCHEMA = extendSchema(BASE_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS);
 
 /** Entry keys that name a value source; an entry has exactly one. */
 const SOURCES = [
@@ -308,6 +314,18 @@ export function compileExtAuthz(
     defaultDomain: defaultDomain?.name ?? only,
     maxValueBytes: opts.maxValueBytes ?? 256,
   });
+}
+
+/**
+ * The ext_authz rules of a finished load (`loadConfig` with `schema: EXT_AUTHZ_SCHEMA`). Throws
+ * ConfigError with every section problem. Use this where the loader cannot run the section between
+ * `readDocument` and `buildRuleSet`; the section's problems then follow the other ones.
+ */
+export function extAuthzRulesOf(load: LoadResult, opts: ExtAuthzCompileOptions = {}): ExtAuthzRules {
+  const problems: ConfigProblem[] = [];
+  const rules = compileExtAuthz(load.documents, problems, opts);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return rules;
 }
 
 /** A config load with its ext_authz rules. */

@@ -1,6 +1,14 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../../src/config/errors.js";
-import { parseExtAuthzConfigText } from "../../../../src/config/sections/ext-authz.js";
+import { loadConfig } from "../../../../src/config/load.js";
+import {
+  EXT_AUTHZ_SCHEMA,
+  extAuthzRulesOf,
+  parseExtAuthzConfigText,
+} from "../../../../src/config/sections/ext-authz.js";
 import { sourceValue } from "../../../../src/engine/extract.js";
 import { attrs } from "../../attrs.js";
 
@@ -172,5 +180,30 @@ describe("ext_authz config section", () => {
     expect(() => parseExtAuthzConfigText("edge.yaml", text)).toThrow(
       /2 problems[\s\S]*unknown unit "minutes"[\s\S]*needs one value source/,
     );
+  });
+});
+
+describe("ext_authz rules of a directory load", () => {
+  it("compiles the section of files loaded with EXT_AUTHZ_SCHEMA, and reports its problems", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tollgate-extauthz-"));
+    try {
+      await writeFile(join(dir, "edge.yaml"), VALID);
+      await writeFile(
+        join(dir, "partner.yaml"),
+        "domain: partner\next_authz:\n  default: true\n  descriptors:\n    - entries: [{ key: k, header: x-k }]\n",
+      );
+      const load = await loadConfig(dir, { schema: EXT_AUTHZ_SCHEMA });
+      const rules = extAuthzRulesOf(load, { maxValueBytes: 64 });
+      expect([...rules.domains.keys()].sort()).toEqual(["edge", "partner"]);
+      expect(rules.defaultDomain).toBe("partner");
+      expect(rules.maxValueBytes).toBe(64);
+      await writeFile(join(dir, "edge.yaml"), VALID.replace("ext_authz:\n", "ext_authz:\n  default: true\n"));
+      const twoDefaults = await loadConfig(dir, { schema: EXT_AUTHZ_SCHEMA });
+      expect(() => extAuthzRulesOf(twoDefaults)).toThrow(
+        /only one domain may be the ext_authz default \("edge" is/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
