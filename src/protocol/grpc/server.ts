@@ -198,18 +198,19 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       if (timer) clearTimeout(timer);
       trailersOnly(stream, code, message);
       if (!abort.signal.aborted) abort.abort();
-      done();
     };
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => finish(Status.DEADLINE_EXCEEDED, "deadline exceeded"), timeoutMs);
     }
-    stream.on("close", () => {
+    // The call counts as in flight until its stream is closed (trailers flushed), so a drain never
+    // cuts a response short.
+    stream.once("close", () => {
       if (!finished) {
         finished = true;
         if (timer) clearTimeout(timer);
         abort.abort();
-        done();
       }
+      done();
     });
     stream.on("data", (chunk: Buffer) => {
       if (finished) return;
@@ -257,7 +258,6 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
             stream.once("wantTrailers", () => stream.sendTrailers(OK_TRAILERS));
             stream.end(frame(body));
           }
-          done();
         },
         (err: unknown) => {
           if (!(err instanceof GrpcError)) onError(err, "handler");
