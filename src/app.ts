@@ -8,11 +8,14 @@ import type { AddressInfo } from "node:net";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
 import { loadConfig } from "./config/load.js";
+import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "./config/sections/ext-authz.js";
 import { Engine } from "./engine/decide.js";
+import type { ExtAuthzRules } from "./engine/extract/rules.js";
 import { type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import type { QueryBounds } from "./protocol/codec.js";
+import { createCheckMethod } from "./protocol/ext-authz.js";
 import { createGrpcServer, type GrpcServer } from "./protocol/grpc/server.js";
 import { HealthState, healthMethod } from "./protocol/health.js";
 import { createHttpServer, type HttpServer } from "./protocol/http.js";
@@ -38,12 +41,23 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
   const clock = systemClock;
   const metrics = new TollgateMetrics({ maxSeries: settings.metricsMaxSeries, clock });
   const health = new HealthState();
-  const loadOpts = { defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window" };
+  const loadOpts = {
+    defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window",
+    schema: EXT_AUTHZ_SCHEMA,
+  };
+  /** Descriptor rules and ext_authz extraction rules come from one load and are swapped together. */
+  const loadAll = async (): Promise<{ rules: RuleSet; extAuthz: ExtAuthzRules }> => {
+    const load = await loadConfig(settings.config, loadOpts);
+    return {
+      rules: load.ruleSet,
+      extAuthz: extAuthzRulesOf(load, { maxValueBytes: settings.maxKeyValueBytes }),
+    };
+  };
 
-  let rules: RuleSet = (await loadConfig(settings.config, loadOpts)).ruleSet;
+  let loaded = await loadAll();
   metrics.reload("success");
   logger.info(
-    { config: settings.config, domains: rules.domains.size, files: rules.files.length },
+    { config: settings.config, domains: loaded.rules.domains.size, files: loaded.rules.files.length },
     "config loaded",
   );
 
@@ -55,7 +69,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
   built.start().catch((err: unknown) => logger.warn({ err }, "instance heartbeat failed to start"));
 
   const engine = new Engine({
-    rules: () => rules,
+    rules: () => loaded.rules,
     store: built.store,
     clock,
     metrics,
@@ -73,7 +87,11 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
   const decide = (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
 
   const grpc: GrpcServer = createGrpcServer({
-    methods: [rlsMethod(decide, bounds), healthMethod(health)],
+    methods: [
+      rlsMethod(decide, bounds),
+      createCheckMethod({ engine, rules: () => loaded.extAuthz }),
+      healthMethod(health),
+    ],
     maxMessageBytes: settings.maxMessageBytes,
     maxInFlight: settings.maxInFlight,
     ...(settings.tlsCert
@@ -93,7 +111,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
       decide,
       bounds,
       metrics,
-      rulesText: () => describeRules(rules),
+      rulesText: () => describeRules(loaded.rules),
       storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
     }),
     maxBodyBytes: settings.maxMessageBytes,
@@ -109,12 +127,15 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
     httpAddress,
     health,
     metrics,
-    rules: () => rules,
+    rules: () => loaded.rules,
     async reload() {
       try {
-        rules = (await loadConfig(settings.config, loadOpts)).ruleSet;
+        loaded = await loadAll();
         metrics.reload("success");
-        logger.info({ domains: rules.domains.size, files: rules.files.length }, "config reloaded");
+        logger.info(
+          { domains: loaded.rules.domains.size, files: loaded.rules.files.length },
+          "config reloaded",
+        );
         return { ok: true };
       } catch (err) {
         metrics.reload("failure");
