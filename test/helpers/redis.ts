@@ -3,14 +3,15 @@
  * free ports, killed by pid afterwards. Never touches the developer's Redis on 127.0.0.1:6379.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 
-const execFileAsync = promisify(execFile);
+/** `execFile` as a promise (for redis-cli and openssl). */
+export const execFileAsync = promisify(execFile);
 const FORBIDDEN_PORT = 6379;
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -56,12 +57,18 @@ export async function freePort(): Promise<number> {
   throw new Error("no free port pair found for redis-server");
 }
 
-function waitExit(child: ChildProcess): Promise<void> {
+/** Resolve when the child process has exited. */
+export function waitExit(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
-async function waitPing(port: number, child: ChildProcess, cliArgs: readonly string[] = []): Promise<void> {
+/** Wait until `redis-cli [cliArgs] -p PORT PING` answers PONG; fail if the child exits first. */
+export async function waitPing(
+  port: number,
+  child: ChildProcess,
+  cliArgs: readonly string[] = [],
+): Promise<void> {
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited (${child.exitCode})`);
     try {
@@ -215,128 +222,6 @@ export async function startCluster(opts: StartClusterOptions = { masters: 3 }): 
     nodes,
     stop,
   };
-}
-
-/** A private Redis Sentinel monitoring one master. */
-export interface RedisSentinel {
-  readonly port: number;
-  readonly pid: number;
-  /** `redis-sentinel://127.0.0.1:PORT/MASTERNAME`. */
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
-/** Start `redis-server --sentinel` monitoring the master on `masterPort` as `masterName`. */
-export async function startSentinel(opts: {
-  masterPort: number;
-  masterName: string;
-}): Promise<RedisSentinel> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), `tollgate-sentinel-${port}-`));
-  const conf = join(dir, "sentinel.conf");
-  // Sentinel rewrites its config file, so it must be a writable file of its own.
-  writeFileSync(
-    conf,
-    [
-      `port ${port}`,
-      "bind 127.0.0.1",
-      `dir ${dir}`,
-      `sentinel monitor ${opts.masterName} 127.0.0.1 ${opts.masterPort} 1`,
-      `sentinel down-after-milliseconds ${opts.masterName} 1000`,
-      "",
-    ].join("\n"),
-  );
-  const child = spawn("redis-server", [conf, "--sentinel"], { stdio: "ignore" });
-  const stop = async () => {
-    child.kill("SIGKILL");
-    await waitExit(child);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitPing(port, child);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { port, pid: child.pid ?? -1, url: `redis-sentinel://127.0.0.1:${port}/${opts.masterName}`, stop };
-}
-
-/** A private TLS-only redis-server with a CA of its own. */
-export interface TlsRedisServer {
-  readonly port: number;
-  /** `rediss://localhost:PORT` (the certificate is issued to `localhost`). */
-  readonly url: string;
-  /** PEM file of the CA that signed the server certificate. */
-  readonly caFile: string;
-  stop(): Promise<void>;
-}
-
-/** Create a throwaway CA and a `localhost` certificate with openssl, then start a TLS-only server. */
-export async function startTlsRedis(): Promise<TlsRedisServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), `tollgate-tls-${port}-`));
-  const f = (name: string) => join(dir, name);
-  const ssl = (...args: string[]) => execFileAsync("openssl", args, { timeout: 10_000 });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await ssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    f("ca.key"),
-    "-out",
-    f("ca.pem"),
-    "-days",
-    "1",
-    "-subj",
-    "/CN=tollgate-test-ca",
-  );
-  await ssl("req", ...ec, "-keyout", f("server.key"), "-out", f("server.csr"), "-subj", "/CN=localhost");
-  writeFileSync(f("ext.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  await ssl(
-    "x509",
-    "-req",
-    "-in",
-    f("server.csr"),
-    "-CA",
-    f("ca.pem"),
-    "-CAkey",
-    f("ca.key"),
-    "-CAcreateserial",
-    "-out",
-    f("server.pem"),
-    "-days",
-    "1",
-    "-extfile",
-    f("ext.cnf"),
-  );
-  const args = [
-    "--port",
-    "0",
-    "--tls-port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-  ];
-  args.push("--tls-cert-file", f("server.pem"), "--tls-key-file", f("server.key"));
-  args.push("--tls-ca-cert-file", f("ca.pem"), "--tls-auth-clients", "no", "--dir", dir);
-  const child = spawn("redis-server", args, { stdio: "ignore" });
-  const stop = async () => {
-    child.kill("SIGKILL");
-    await waitExit(child);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitPing(port, child, ["--tls", "--cacert", f("ca.pem")]);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { port, url: `rediss://localhost:${port}`, caFile: f("ca.pem"), stop };
 }
 
 /** Keys without a TTL on one node (SCAN + PTTL); `[]` means every key expires. */

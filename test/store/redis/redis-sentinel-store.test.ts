@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Policy } from "../../../src/engine/types.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { type RedisSentinel, type RedisServer, startRedis, startSentinel } from "../../helpers/redis.js";
+import { type RedisServer, startRedis } from "../../helpers/redis.js";
+import { type RedisSentinel, startSentinel } from "../../helpers/redis-sentinel.js";
 
 const gcra: Policy = { algorithm: "gcra", limit: 5, periodMs: 60_000, burst: 5 };
 

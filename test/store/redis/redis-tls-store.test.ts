@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Policy } from "../../../src/engine/types.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
 import { StoreError } from "../../../src/store/store.js";
-import { startTlsRedis, type TlsRedisServer } from "../../helpers/redis.js";
+import { startTlsRedis, type TlsRedisServer } from "../../helpers/redis-tls.js";
 
 const gcra: Policy = { algorithm: "gcra", limit: 5, periodMs: 60_000, burst: 5 };
 
