@@ -20,21 +20,30 @@ export const STORE_BUCKETS: readonly number[] = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.02, 0.05,
 ];
 
+/** Hooks of {@link defineMetrics}. */
+export interface DefineOptions {
+  /** Called before the decision and hit counters are read (a scrape), to flush buffered counts. */
+  readonly beforeCollect?: () => void;
+}
+
 /** Builds every metric on `registry` (never the global registry). */
-export function defineMetrics(registry: Registry) {
+export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
   const registers = [registry];
+  const collect = options.beforeCollect;
   return {
     decisions: new Counter({
       name: `${PREFIX}decisions_total`,
       help: "Descriptors decided, by domain, rule (config path, never request values) and result.",
       labelNames: ["domain", "rule", "result"] as const,
       registers,
+      collect,
     }),
     hits: new Counter({
       name: `${PREFIX}hits_total`,
       help: "Hits (hits_addend) charged or checked, by domain, rule and result.",
       labelNames: ["domain", "rule", "result"] as const,
       registers,
+      collect,
     }),
     detailedDecisions: new Counter({
       name: `${PREFIX}detailed_decisions_total`,

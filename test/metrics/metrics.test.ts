@@ -42,6 +42,19 @@ describe("TollgateMetrics", () => {
     );
   });
 
+  it("neither loses nor double-counts decisions across successive scrapes", async () => {
+    const m = new TollgateMetrics(quiet);
+    m.decision("edge", "edge.tenant", "over_limit", 2);
+    await m.text();
+    await m.text();
+    m.decision("edge", "edge.tenant", "over_limit", 5);
+    expect(await value(m, "tollgate_decisions_total", { result: "over_limit" })).toBe(2);
+    expect(await value(m, "tollgate_hits_total", { result: "over_limit" })).toBe(7);
+    expect(await m.text()).toContain(
+      'tollgate_decisions_total{domain="edge",rule="edge.tenant",result="over_limit"} 2',
+    );
+  });
+
   it("keeps a check-only decision (0 hits) out of the hits counter", async () => {
     const m = new TollgateMetrics(quiet);
     m.decision("edge", "edge.tenant", "ok", 0);
