@@ -4,6 +4,8 @@
 import { gunzipSync } from "node:zlib";
 import { GrpcError, Status } from "./status.js";
 
+const EMPTY = Buffer.alloc(0);
+
 /** Frame one uncompressed message. */
 export function frame(message: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(5 + message.length);
@@ -18,7 +20,10 @@ export function frame(message: Uint8Array): Buffer {
  * `maxBytes` as soon as the prefix arrives, before buffering the body.
  */
 export class UnaryReader {
-  private chunks: Buffer[] = [];
+  /** The first chunk; most unary requests arrive in one. */
+  private first: Buffer | undefined;
+  /** All chunks, once a second one arrived. */
+  private chunks: Buffer[] | undefined;
   private size = 0;
   private declared = -1;
 
@@ -26,10 +31,12 @@ export class UnaryReader {
 
   /** Add a chunk; throws RESOURCE_EXHAUSTED when the message is larger than allowed. */
   push(chunk: Buffer): void {
-    this.chunks.push(chunk);
+    if (this.first === undefined) this.first = chunk;
+    else if (this.chunks === undefined) this.chunks = [this.first, chunk];
+    else this.chunks.push(chunk);
     this.size += chunk.length;
     if (this.declared < 0 && this.size >= 5) {
-      const head = this.chunks.length === 1 ? chunk : Buffer.concat(this.chunks);
+      const head = this.chunks === undefined ? chunk : Buffer.concat(this.chunks);
       this.declared = head.readUInt32BE(1);
       if (this.declared > this.maxBytes)
         throw new GrpcError(
@@ -37,13 +44,14 @@ export class UnaryReader {
           `received message larger than max (${this.declared} vs. ${this.maxBytes})`,
         );
     }
-    if (this.declared >= 0 && this.size > 5 + this.declared + 5)
+    // Bounds what one stream can make us buffer: a second message is refused as it starts.
+    if (this.declared >= 0 && this.size > 5 + this.declared)
       throw new GrpcError(Status.INTERNAL, "unary request carried more than one message");
   }
 
   /** The message, once the stream ended. `encoding` is the request's grpc-encoding. */
   finish(encoding: "identity" | "gzip"): Uint8Array {
-    const all = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
+    const all = this.chunks ? Buffer.concat(this.chunks) : (this.first ?? EMPTY);
     if (all.length < 5) throw new GrpcError(Status.INTERNAL, "request ended before a complete message");
     const length = all.readUInt32BE(1);
     if (all.length !== 5 + length)
@@ -59,8 +67,7 @@ export class UnaryReader {
     if (encoding !== "gzip")
       throw new GrpcError(Status.INTERNAL, "compressed flag set but no grpc-encoding was declared");
     try {
-      const plain = gunzipSync(body, { maxOutputLength: this.maxBytes });
-      return plain;
+      return gunzipSync(body, { maxOutputLength: this.maxBytes });
     } catch (err) {
       const tooBig = (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
       throw new GrpcError(

@@ -1,0 +1,186 @@
+/**
+ * One unary call on an accepted stream: collect the request message, decode, run the handler, answer
+ * with one framed message and `grpc-status: 0`, or trailers-only with the error status.
+ *
+ * Hot path: the stream listeners and the deadline callback are module-level functions (no closures
+ * per request), the AbortController is created only when a handler reads `signal`, and the response
+ * headers, options and trailers are frozen constants.
+ */
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { frame, UnaryReader } from "./framing.js";
+import { encodeGrpcMessage, GrpcError, Status, type StatusCode } from "./status.js";
+
+/** What a handler gets besides its decoded input. */
+export interface CallContext {
+  /** Epoch ms by which the caller wants an answer (from `grpc-timeout`), if it sent one. */
+  readonly deadline: number | undefined;
+  /** Aborted when the deadline passes, the client cancels or the server closes. */
+  readonly signal: AbortSignal;
+  /** Request headers (custom metadata included, lower-case names). */
+  readonly headers: IncomingHttpHeaders;
+  /** Remote address of the connection. */
+  readonly peer: string | undefined;
+}
+
+/** One unary RPC: `/package.Service/Method`, its codecs and its handler. */
+export interface UnaryMethod<I = unknown, O = unknown> {
+  readonly path: string;
+  /** Throw a GrpcError to pick the status; any other throw is INVALID_ARGUMENT. */
+  decode(bytes: Uint8Array): I;
+  encode(output: O): Uint8Array;
+  /** Throw (or reject with) a GrpcError to answer its status; anything else is INTERNAL. */
+  handle(input: I, ctx: CallContext): Promise<O>;
+}
+
+/** Per-server state a call reports to. */
+export interface CallHost {
+  readonly maxMessageBytes: number;
+  readonly onError: (err: unknown, where: string) => void;
+  /** Called exactly once per call, when it is answered or abandoned. */
+  readonly callDone: () => void;
+}
+
+const OK_HEADERS = Object.freeze({ ":status": 200, "content-type": "application/grpc" });
+const OK_OPTIONS = Object.freeze({ waitForTrailers: true });
+const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
+const END_STREAM = Object.freeze({ endStream: true });
+
+/**
+ * A status Envoy could misread: UNKNOWN (Envoy's rate limit filter treats it as OK) and OK (an
+ * "error" without a message) both become INTERNAL.
+ */
+function safeCode(code: StatusCode): StatusCode {
+  return code === Status.OK || code === Status.UNKNOWN ? Status.INTERNAL : code;
+}
+
+/** Answer trailers-only: status and message in the one HEADERS frame, which ends the stream. */
+export function trailersOnly(
+  stream: ServerHttp2Stream,
+  code: StatusCode,
+  message: string,
+  extra?: Readonly<Record<string, string>>,
+): void {
+  if (stream.destroyed || stream.headersSent) return;
+  stream.respond(
+    {
+      ":status": 200,
+      "content-type": "application/grpc",
+      "grpc-status": String(safeCode(code)),
+      "grpc-message": encodeGrpcMessage(message),
+      ...extra,
+    },
+    END_STREAM,
+  );
+}
+
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
+function onDeadline(call: UnaryCall): void {
+  call.timer = undefined;
+  call.fail(new GrpcError(Status.DEADLINE_EXCEEDED, "deadline exceeded"));
+}
+
+/** A call in progress; also the handler's CallContext. */
+export class UnaryCall implements CallContext {
+  readonly deadline: number | undefined;
+  timer: NodeJS.Timeout | undefined;
+  private finished = false;
+  private controller: AbortController | undefined;
+  private readonly reader: UnaryReader;
+
+  constructor(
+    readonly stream: ServerHttp2Stream,
+    readonly headers: IncomingHttpHeaders,
+    private readonly method: UnaryMethod,
+    private readonly gzip: boolean,
+    timeoutMs: number | undefined,
+    private readonly host: CallHost,
+  ) {
+    this.reader = new UnaryReader(host.maxMessageBytes);
+    if (timeoutMs !== undefined) {
+      this.deadline = Date.now() + timeoutMs;
+      this.timer = setTimeout(onDeadline, timeoutMs, this);
+    }
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.finished && !this.controller.signal.aborted) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  get peer(): string | undefined {
+    return this.stream.session?.socket?.remoteAddress;
+  }
+
+  /** A DATA chunk arrived. */
+  push(chunk: Buffer): void {
+    if (this.finished) return;
+    try {
+      this.reader.push(chunk);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** The request half ended: decode and run the handler. */
+  async run(): Promise<void> {
+    if (this.finished) return;
+    let input: unknown;
+    try {
+      input = this.method.decode(this.reader.finish(this.gzip ? "gzip" : "identity"));
+    } catch (err) {
+      this.fail(
+        err instanceof GrpcError
+          ? err
+          : new GrpcError(Status.INVALID_ARGUMENT, `cannot decode request: ${(err as Error).message}`),
+      );
+      return;
+    }
+    let body: Uint8Array;
+    try {
+      const output = await this.method.handle(input, this);
+      if (this.finished) return;
+      body = this.method.encode(output);
+    } catch (err) {
+      if (!(err instanceof GrpcError)) this.host.onError(err, "handler");
+      this.fail(err);
+      return;
+    }
+    if (!this.settle()) return;
+    const stream = this.stream;
+    if (stream.destroyed) return;
+    stream.respond(OK_HEADERS, OK_OPTIONS);
+    stream.once("wantTrailers", sendOkTrailers);
+    stream.end(frame(body));
+  }
+
+  /** Answer `err` trailers-only (non-GrpcErrors as INTERNAL) unless already answered. */
+  fail(err: unknown): void {
+    if (!this.settle()) return;
+    if (err instanceof GrpcError) trailersOnly(this.stream, err.code, err.message);
+    else
+      trailersOnly(
+        this.stream,
+        Status.INTERNAL,
+        `internal error: ${err instanceof Error ? err.message : String(err)}`,
+      );
+  }
+
+  /** The stream closed (answered, reset by the client, or destroyed). */
+  closed(): void {
+    this.settle();
+  }
+
+  /** Mark finished once: stop the timer, abort the signal, release the in-flight slot. */
+  private settle(): boolean {
+    if (this.finished) return false;
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.controller?.abort();
+    this.host.callDone();
+    return true;
+  }
+}
