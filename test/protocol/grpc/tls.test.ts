@@ -1,0 +1,124 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { ServiceError } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGrpcServer, type GrpcServer, type TlsOptions } from "../../../src/protocol/grpc/server.js";
+import { Status } from "../../../src/protocol/grpc/status.js";
+import { HealthState, healthMethod } from "../../../src/protocol/health.js";
+import { createHealthClient } from "../../helpers/official-client.js";
+
+const run = promisify(execFile);
+let dir: string;
+const pem: Record<string, Buffer> = {};
+
+/** A throwaway CA, a `localhost` server certificate and a client certificate, all signed by the CA. */
+async function makeCerts(): Promise<void> {
+  dir = await mkdtemp(join(tmpdir(), "tollgate-tls-"));
+  const ssl = (...args: string[]) => run("openssl", args, { cwd: dir, timeout: 10_000 });
+  await ssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=tollgate-test-ca",
+  );
+  await writeFile(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  for (const name of ["server", "client"]) {
+    await ssl(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.csr`,
+      "-subj",
+      `/CN=${name === "server" ? "localhost" : "tollgate-client"}`,
+    );
+    await ssl(
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "1",
+      "-extfile",
+      "san.ext",
+    );
+  }
+  for (const f of ["ca.crt", "server.crt", "server.key", "client.crt", "client.key"])
+    pem[f] = await readFile(join(dir, f));
+}
+
+const servers: GrpcServer[] = [];
+async function serve(tls: TlsOptions): Promise<string> {
+  const state = new HealthState();
+  state.setServing(true);
+  const server = createGrpcServer({ methods: [healthMethod(state)], maxMessageBytes: 1024, tls });
+  servers.push(server);
+  return `localhost:${(await server.listen("127.0.0.1", 0)).port}`;
+}
+
+beforeAll(makeCerts);
+afterAll(async () => {
+  for (const s of servers) await s.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const get = (name: string): Buffer => {
+  const b = pem[name];
+  if (!b) throw new Error(`no ${name}`);
+  return b;
+};
+
+describe("grpc server over TLS", () => {
+  it("serves a client that trusts its CA", async () => {
+    const address = await serve({ cert: get("server.crt"), key: get("server.key") });
+    const client = createHealthClient(address, { ca: get("ca.crt") });
+    expect(await client.check("")).toBe("SERVING");
+    client.close();
+  });
+
+  it("with a client CA, serves a client presenting a certificate it signed", async () => {
+    const address = await serve({ cert: get("server.crt"), key: get("server.key"), clientCa: get("ca.crt") });
+    const client = createHealthClient(address, {
+      ca: get("ca.crt"),
+      cert: get("client.crt"),
+      key: get("client.key"),
+    });
+    expect(await client.check("")).toBe("SERVING");
+    client.close();
+  });
+
+  it("with a client CA, refuses a client without a certificate", async () => {
+    const address = await serve({ cert: get("server.crt"), key: get("server.key"), clientCa: get("ca.crt") });
+    const client = createHealthClient(address, { ca: get("ca.crt") });
+    let err: ServiceError | undefined;
+    try {
+      await client.check("");
+    } catch (e) {
+      err = e as ServiceError;
+    }
+    expect(err?.code).toBe(Status.UNAVAILABLE);
+    client.close();
+  });
+});
