@@ -132,6 +132,16 @@ function call<T>(client: grpc.Client, name: string, req: object, opts: CallOptio
   });
 }
 
+/** Await a call expected to fail and return its grpc-js ServiceError (throws if it succeeded). */
+export async function callError(call: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await call;
+  } catch (err) {
+    return err as grpc.ServiceError;
+  }
+  throw new Error("expected the call to fail");
+}
+
 /** An official RateLimitService client for `address` (`host:port`). */
 export function createRlsClient(address: string, tls?: ClientTls): RlsClient {
   const Client = loadRls();

@@ -1,9 +1,8 @@
-import type { ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcServer, type GrpcServer } from "../../src/protocol/grpc/server.js";
 import { Status } from "../../src/protocol/grpc/status.js";
 import { HealthState, healthMethod } from "../../src/protocol/health.js";
-import { createHealthClient, type HealthClient } from "../helpers/official-client.js";
+import { callError, createHealthClient, type HealthClient } from "../helpers/official-client.js";
 
 let server: GrpcServer;
 let client: HealthClient;
@@ -38,12 +37,7 @@ describe("grpc.health.v1 Check", () => {
   });
 
   it("answers NOT_FOUND for a service it does not know", async () => {
-    let err: ServiceError | undefined;
-    try {
-      await client.check("envoy.service.ratelimit.v3.Other");
-    } catch (e) {
-      err = e as ServiceError;
-    }
-    expect(err?.code).toBe(Status.NOT_FOUND);
+    const err = await callError(client.check("envoy.service.ratelimit.v3.Other"));
+    expect(err.code).toBe(Status.NOT_FOUND);
   });
 });

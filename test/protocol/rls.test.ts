@@ -1,4 +1,3 @@
-import type { ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RateLimitAnswer, RateLimitQuery } from "../../src/engine/types.js";
 import { DEFAULT_BOUNDS } from "../../src/protocol/codec.js";
@@ -6,7 +5,7 @@ import { createGrpcServer, type GrpcServer } from "../../src/protocol/grpc/serve
 import { GrpcError, Status } from "../../src/protocol/grpc/status.js";
 import { RLS_PATH, rlsMethod } from "../../src/protocol/rls.js";
 import { StoreError } from "../../src/store/store.js";
-import { createRlsClient, type RlsClient } from "../helpers/official-client.js";
+import { callError, createRlsClient, type RlsClient } from "../helpers/official-client.js";
 
 /**
  * A tiny fake engine: a descriptor whose first value is "blocked" is over a 10/minute limit named
@@ -73,14 +72,7 @@ const request = (...values: string[]) => ({
   descriptors: values.map((value) => ({ entries: [{ key: "tenant", value }] })),
 });
 
-async function failure(req: object): Promise<ServiceError> {
-  try {
-    await client.shouldRateLimit(req);
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error("expected the call to fail");
-}
+const failure = (req: object) => callError(client.shouldRateLimit(req));
 
 describe("ShouldRateLimit through the official Envoy protos", () => {
   it("serves the path Envoy calls", () => {
@@ -158,13 +150,8 @@ describe("ShouldRateLimit through the official Envoy protos", () => {
 
   it("answers DEADLINE_EXCEEDED when the handler outlives the client's deadline", async () => {
     handler = () => new Promise(() => {});
-    let code: number | undefined;
-    try {
-      await client.shouldRateLimit(request("acme"), { deadlineMs: 20 });
-    } catch (err) {
-      code = (err as ServiceError).code;
-    }
-    expect(code).toBe(Status.DEADLINE_EXCEEDED);
+    const err = await callError(client.shouldRateLimit(request("acme"), { deadlineMs: 20 }));
+    expect(err.code).toBe(Status.DEADLINE_EXCEEDED);
   });
 
   it("answers RESOURCE_EXHAUSTED to a 10 MB request and keeps serving", async () => {

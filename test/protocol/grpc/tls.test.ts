@@ -3,12 +3,11 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcServer, type GrpcServer, type TlsOptions } from "../../../src/protocol/grpc/server.js";
 import { Status } from "../../../src/protocol/grpc/status.js";
 import { HealthState, healthMethod } from "../../../src/protocol/health.js";
-import { createHealthClient } from "../../helpers/official-client.js";
+import { callError, createHealthClient } from "../../helpers/official-client.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -112,13 +111,8 @@ describe("grpc server over TLS", () => {
   it("with a client CA, refuses a client without a certificate", async () => {
     const address = await serve({ cert: get("server.crt"), key: get("server.key"), clientCa: get("ca.crt") });
     const client = createHealthClient(address, { ca: get("ca.crt") });
-    let err: ServiceError | undefined;
-    try {
-      await client.check("");
-    } catch (e) {
-      err = e as ServiceError;
-    }
-    expect(err?.code).toBe(Status.UNAVAILABLE);
+    const err = await callError(client.check(""));
+    expect(err.code).toBe(Status.UNAVAILABLE);
     client.close();
   });
 });
