@@ -51,8 +51,41 @@ export function bindingStatus(statuses: readonly HeaderStatus[]): HeaderStatus |
 }
 
 const windowSec = (limit: ReportedLimit) => UNIT_MS[limit.unit] / 1000;
-const policyName = (limit: ReportedLimit) => limit.name ?? `${limit.requestsPerUnit}_per_${limit.unit}`;
 
+/** An RFC 8941 sf-string (also a valid draft-03 quoted-string): printable ASCII, `"` and `\` escaped. */
+function quoted(text: string): string {
+  return `"${text.replace(/[^\x20-\x7e]/g, "").replace(/["\\]/g, "\\$&")}"`;
+}
+
+/** The per-limit parts of every format; config-only, so cached per (frozen, per-rule) limit object. */
+interface LimitStrings {
+  /** draft-03 quota policy item, e.g. `10;w=1;name="per_ip"`. */
+  readonly draft03: string;
+  /** IETF policy name item, e.g. `"per_ip"`. */
+  readonly ietfName: string;
+  /** IETF `RateLimit-Policy` value, e.g. `"per_ip";q=10;w=1`. */
+  readonly ietfPolicy: string;
+}
+
+const cache = new WeakMap<ReportedLimit, LimitStrings>();
+
+function stringsOf(limit: ReportedLimit): LimitStrings {
+  let s = cache.get(limit);
+  if (s === undefined) {
+    const w = windowSec(limit);
+    const name = limit.name ? `;name=${quoted(limit.name)}` : "";
+    const ietfName = quoted(limit.name ?? `${limit.requestsPerUnit}_per_${limit.unit}`);
+    s = {
+      draft03: `${limit.requestsPerUnit};w=${w}${name}`,
+      ietfName,
+      ietfPolicy: `${ietfName};q=${limit.requestsPerUnit};w=${w}`,
+    };
+    cache.set(limit, s);
+  }
+  return s;
+}
+
+/** The headers of one response, for the statuses that matched a limit (empty when none did). */
 export function rateLimitHeaders(statuses: readonly HeaderStatus[], opts: HeaderOptions): Header[] {
   if (opts.format === "off" || statuses.length === 0) return [];
   const binding = bindingStatus(statuses) as HeaderStatus;
@@ -67,10 +100,7 @@ export function rateLimitHeaders(statuses: readonly HeaderStatus[], opts: Header
       );
       break;
     case "draft03": {
-      const policies = statuses.map((s) => {
-        const name = s.limit.name ? `;name="${s.limit.name.replace(/["\\]/g, "")}"` : "";
-        return `${s.limit.requestsPerUnit};w=${windowSec(s.limit)}${name}`;
-      });
+      const policies = statuses.map((s) => stringsOf(s.limit).draft03);
       out.push(
         { key: "X-RateLimit-Limit", value: `${binding.limit.requestsPerUnit}, ${policies.join(", ")}` },
         { key: "X-RateLimit-Remaining", value: String(binding.remaining) },
@@ -79,13 +109,10 @@ export function rateLimitHeaders(statuses: readonly HeaderStatus[], opts: Header
       break;
     }
     case "ietf": {
-      const name = `"${policyName(binding.limit).replace(/["\\]/g, "")}"`;
+      const { ietfName, ietfPolicy } = stringsOf(binding.limit);
       out.push(
-        {
-          key: "RateLimit-Policy",
-          value: `${name};q=${binding.limit.requestsPerUnit};w=${windowSec(binding.limit)}`,
-        },
-        { key: "RateLimit", value: `${name};r=${binding.remaining};t=${reset}` },
+        { key: "RateLimit-Policy", value: ietfPolicy },
+        { key: "RateLimit", value: `${ietfName};r=${binding.remaining};t=${reset}` },
       );
       break;
     }

@@ -4,78 +4,84 @@
  *   <prefix>tl:v1:{<domain>|<k>=<v>,<k2>=<v2>[#<shard>]}:<alg><limitIndex>
  *
  * - `tl:v1:` versions the layout: a future change of state format takes a new version, never a reuse.
- * - The part in braces is the Redis Cluster hash tag: every limit of one descriptor lands in one slot,
- *   so one script call charges them together; each shard of a hot key has its own tag (`#n` inside the
- *   braces) so shards spread over the masters. Different descriptors of one request may sit in
- *   different slots; the Redis store groups takes by slot.
+ * - The part in braces is the Redis Cluster hash tag (Redis hashes only the text between the first
+ *   `{` and the next `}`): every limit of one descriptor lands in one slot, so one script call charges
+ *   them together; each shard of a hot key has its own tag (`#n` inside the braces) so shards spread
+ *   over the masters. Different descriptors of one request may sit in different slots; the Redis
+ *   store groups takes by slot.
  * - Every component is percent-escaped (`%`, `{`, `}`, `=`, `,`, `|`, `:`, `#` and control bytes), so
  *   `a_b=c` and `a=b_c` — or values containing the delimiters — can never collide or break the tag.
+ *   The deployment prefix is kept readable: only `%`, `{` and `}` are escaped in it, so a prefix can
+ *   never open a hash tag of its own.
  * - Limits live in config, never in keys: the key names the descriptor and which limit of its rule
  *   (`g0` = GCRA limit 0, `f1` = fixed-window limit 1), not the rate.
+ *
+ * Hot path: {@link keyHead} (prefix + domain) and {@link keyTail} (algorithm, index, shard) depend
+ * only on config and are cached per rule by the planner; only {@link entriesPart} is built per request.
  */
 import type { Algorithm, Entry } from "./types.js";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control bytes are escaped on purpose
-const UNSAFE = /[%{}=,|:#\u0000-\u001f]/g;
+const UNSAFE = /[%{}=,|:#\u0000-\u001f\u007f]/g;
+const UNSAFE_IN_PREFIX = /[%{}]/g;
 const escapeChar = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`;
 
-/** Escape one key component. */
+/** Escape one key component (domain, entry key or entry value). */
 export function escapeComponent(text: string): string {
   UNSAFE.lastIndex = 0;
   return UNSAFE.test(text) ? text.replace(UNSAFE, escapeChar) : text;
 }
 
-function unescapeComponent(text: string): string {
-  return text.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-}
+const unescapeComponent = (text: string): string =>
+  text.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
+/** Everything a bucket key is made of. */
 export interface BucketKeyParts {
-  /** Deployment prefix (setting `--key-prefix`), used verbatim. */
+  /** Deployment prefix (setting `--key-prefix`); readable in the key, braces escaped. */
   readonly prefix: string;
   readonly domain: string;
   readonly entries: readonly Entry[];
+  /** Index of the limit in its rule's `rate_limits` (0 for a single `rate_limit`). */
   readonly limitIndex: number;
   readonly algorithm: Algorithm;
   /** Shard index when the rule is sharded. */
   readonly shard?: number | undefined;
 }
 
-/** The hash tag body (without braces) of a descriptor: `<domain>|k=v,k2=v2`. */
-export function descriptorTag(domain: string, entries: readonly Entry[]): string {
-  let tag = `${escapeComponent(domain)}|`;
+/** The config-only start of every key of a domain: `<prefix>tl:v1:{<domain>|`. Cacheable. */
+export function keyHead(prefix: string, domain: string): string {
+  return `${prefix.replace(UNSAFE_IN_PREFIX, escapeChar)}tl:v1:{${escapeComponent(domain)}|`;
+}
+
+/** The per-request middle of a key: the descriptor's entries, `k=v,k2=v2`, escaped. */
+export function entriesPart(entries: readonly Entry[]): string {
+  let part = "";
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as Entry;
-    if (i > 0) tag += ",";
-    tag += `${escapeComponent(e.key)}=${escapeComponent(e.value)}`;
+    if (i > 0) part += ",";
+    part += `${escapeComponent(e.key)}=${escapeComponent(e.value)}`;
   }
-  return tag;
+  return part;
 }
 
-/** Build a full key from a precomputed tag body (hot path: the tag is built once per descriptor). */
-export function keyFromTag(
-  prefix: string,
-  tag: string,
-  algorithm: Algorithm,
-  limitIndex: number,
-  shard?: number,
-): string {
+/** The config-only end of a key: optional shard inside the tag, closing brace, limit. Cacheable. */
+export function keyTail(algorithm: Algorithm, limitIndex: number, shard?: number): string {
   const shardPart = shard === undefined ? "" : `#${shard}`;
-  return `${prefix}tl:v1:{${tag}${shardPart}}:${algorithm === "gcra" ? "g" : "f"}${limitIndex}`;
+  return `${shardPart}}:${algorithm === "gcra" ? "g" : "f"}${limitIndex}`;
 }
 
+/** Build one full bucket key. The planner assembles the same string from cached head and tail. */
 export function bucketKey(parts: BucketKeyParts): string {
-  return keyFromTag(
-    parts.prefix,
-    descriptorTag(parts.domain, parts.entries),
-    parts.algorithm,
-    parts.limitIndex,
-    parts.shard,
+  return (
+    keyHead(parts.prefix, parts.domain) +
+    entriesPart(parts.entries) +
+    keyTail(parts.algorithm, parts.limitIndex, parts.shard)
   );
 }
 
 const KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)(?:#(\d+))?\}:([gf])(\d+)$/;
 
-/** Inverse of `bucketKey`; undefined for a string that is not a tollgate v1 key. */
+/** Inverse of {@link bucketKey}; undefined for a string that is not a tollgate v1 key. */
 export function parseBucketKey(key: string): BucketKeyParts | undefined {
   const m = KEY.exec(key);
   if (!m) return undefined;
@@ -92,7 +98,7 @@ export function parseBucketKey(key: string): BucketKeyParts | undefined {
     }
   }
   return {
-    prefix,
+    prefix: unescapeComponent(prefix),
     domain: unescapeComponent(domain),
     entries,
     limitIndex: Number(index),

@@ -1,9 +1,12 @@
 /**
- * Step one of a decision: resolve each descriptor of a query into a plan — no limit, unlimited,
- * blocked (requests_per_unit 0), or a list of buckets to charge. Pure; no store access.
+ * Step one of a decision: resolve each descriptor of a query into a plan — no limit, unlimited, or
+ * a list of buckets to charge (possibly blocked by a requests_per_unit 0 limit). Pure; no store access.
+ * Everything that depends on config alone (reported limits, shard policies, key heads and tails) is
+ * computed once per rule and cached; a request only builds the entries part of its keys.
  */
-import { descriptorTag, keyFromTag } from "./keys.js";
+import { entriesPart, keyHead, keyTail } from "./keys.js";
 import { matchDescriptor } from "./match.js";
+import { effectiveShards, shardPolicies } from "./shards.js";
 import type {
   DomainRules,
   Entry,
@@ -16,133 +19,156 @@ import type {
 } from "./types.js";
 import { UNIT_MS } from "./types.js";
 
-/** One bucket of a planned descriptor. */
+/** One limit of a planned descriptor. */
 export interface PlannedLimit {
+  /** Frozen and cached per rule limit, so later stages may cache by identity. */
   readonly reported: ReportedLimit;
-  /** Policy of one bucket (for a sharded rule: of one shard). */
-  readonly policy: Policy;
-  /** Key per shard (length 1 when not sharded). */
-  readonly keys: readonly string[];
+  /** Policy per shard (length 1 when not sharded). */
+  readonly policies: readonly Policy[];
+  /** Key tail per shard; the key of shard s is `plan.keyBase + tails[s]`. */
+  readonly tails: readonly string[];
+}
+
+/** A descriptor with buckets to charge. */
+export interface LimitedPlan {
+  readonly kind: "limited";
+  readonly rule: Rule | undefined;
+  readonly limits: readonly PlannedLimit[];
+  /** Key prefix shared by every bucket of this descriptor: head and entries, tag still open. */
+  readonly keyBase: string;
+  /** Shards of every limit (1 = not sharded). */
+  readonly shards: number;
+  /** Index into `limits` of a requests_per_unit 0 limit (the descriptor is over without a store call), else -1. */
+  readonly blocked: number;
+  readonly cost: number;
+  readonly shadow: boolean;
+  readonly quota: boolean;
+  readonly onStoreError: FailurePolicy | undefined;
+  readonly lease: LeaseOptions | undefined;
+  readonly entries: readonly Entry[];
 }
 
 export type Plan =
   | { readonly kind: "none"; readonly rule: Rule | undefined }
   | { readonly kind: "unlimited"; readonly rule: Rule }
-  | {
-      readonly kind: "limited";
-      readonly rule: Rule | undefined;
-      readonly limits: readonly PlannedLimit[];
-      /** Index into `limits` of a requests_per_unit 0 limit: the descriptor is over without a store call. */
-      readonly blocked: number;
-      readonly cost: number;
-      readonly shadow: boolean;
-      readonly quota: boolean;
-      readonly onStoreError: FailurePolicy | undefined;
-      readonly lease: LeaseOptions | undefined;
-      readonly entries: readonly Entry[];
-    };
+  | LimitedPlan;
 
+/** Options of a {@link Planner}. */
 export interface PlanOptions {
+  /** Deployment prefix of every key. */
   readonly keyPrefix: string;
+  /** Algorithm of request-supplied limit overrides. */
   readonly defaultAlgorithm: Policy["algorithm"];
 }
 
-const sharded = (policy: Policy, shards: number): Policy =>
-  shards <= 1
-    ? policy
-    : {
-        algorithm: policy.algorithm,
-        limit: Math.max(1, Math.floor(policy.limit / shards)),
-        periodMs: policy.periodMs,
-        burst: Math.max(1, Math.floor(policy.burst / shards)),
-      };
-
-function keysFor(prefix: string, tag: string, policy: Policy, index: number, shards: number): string[] {
-  if (shards <= 1) return [keyFromTag(prefix, tag, policy.algorithm, index)];
-  return Array.from({ length: shards }, (_, s) => keyFromTag(prefix, tag, policy.algorithm, index, s));
+interface CompiledRule {
+  readonly shards: number;
+  readonly limits: readonly PlannedLimit[];
 }
 
-/** Plan one descriptor. `replaced` holds limit names some matched rule of this request replaces. */
-export function planDescriptor(
-  domain: DomainRules,
-  d: QueryDescriptor,
-  requestHits: number,
-  opts: PlanOptions,
-  matched: Rule | undefined,
-  bucketEntries: readonly Entry[],
-  replaced: ReadonlySet<string>,
-): Plan {
-  const cost = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
-  if (d.limit) {
-    // A request-supplied override replaces the configured limit when the domain exists; like
-    // envoyproxy/ratelimit it is never in shadow mode.
-    const periodMs = UNIT_MS[d.limit.unit];
-    const policy: Policy = {
-      algorithm: opts.defaultAlgorithm,
-      limit: d.limit.requestsPerUnit,
-      periodMs,
-      burst: d.limit.requestsPerUnit,
-    };
-    const tag = descriptorTag(domain.domain, d.entries);
-    return {
-      kind: "limited",
+function compileRule(rule: Rule): CompiledRule {
+  const shards = effectiveShards(
+    rule.shards,
+    rule.limits.map((l) => l.policy),
+  );
+  const limits = rule.limits.map((l, index) => {
+    const policies = shardPolicies(l.policy, shards);
+    const tails = policies.map((p, s) => keyTail(p.algorithm, index, shards > 1 ? s : undefined));
+    const reported = Object.freeze({ requestsPerUnit: l.requestsPerUnit, unit: l.unit, name: l.name });
+    return Object.freeze({ reported, policies, tails });
+  });
+  return { shards, limits };
+}
+
+/** Plans queries for one engine; caches per rule and per domain (keyed by the immutable RuleSet objects). */
+export class Planner {
+  private readonly rules = new WeakMap<Rule, CompiledRule>();
+  private readonly heads = new WeakMap<DomainRules, string>();
+
+  constructor(private readonly opts: PlanOptions) {}
+
+  /** Match every descriptor, collect `replaces`, then plan each. */
+  plan(domain: DomainRules, descriptors: readonly QueryDescriptor[], requestHits: number): Plan[] {
+    const matches = descriptors.map((d) => matchDescriptor(domain, d.entries));
+    const replaced = new Set<string>();
+    for (const m of matches) for (const name of m?.rule?.replaces ?? []) replaced.add(name);
+    return descriptors.map((d, i) => {
+      const m = matches[i];
+      return this.planOne(domain, d, requestHits, m?.rule, m?.bucketEntries ?? d.entries, replaced);
+    });
+  }
+
+  private planOne(
+    domain: DomainRules,
+    d: QueryDescriptor,
+    requestHits: number,
+    matched: Rule | undefined,
+    bucketEntries: readonly Entry[],
+    replaced: ReadonlySet<string>,
+  ): Plan {
+    // Protocol gap: request-level hits_addend 0 means 1; a present per-descriptor value overrides it,
+    // and a present 0 checks the buckets without consuming.
+    const cost = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
+    const common = {
+      kind: "limited" as const,
       rule: matched,
-      limits: [
-        {
-          reported: { requestsPerUnit: d.limit.requestsPerUnit, unit: d.limit.unit, name: undefined },
-          policy,
-          keys: [keyFromTag(opts.keyPrefix, tag, policy.algorithm, 0)],
-        },
-      ],
-      blocked: d.limit.requestsPerUnit === 0 ? 0 : -1,
       cost,
-      shadow: false,
-      quota: false,
       onStoreError: matched?.onStoreError ?? domain.onStoreError,
-      lease: undefined,
       entries: d.entries,
     };
-  }
-  if (!matched) return { kind: "none", rule: undefined };
-  if (matched.unlimited) return { kind: "unlimited", rule: matched };
-  const live = matched.limits.filter((l) => l.name === undefined || !replaced.has(l.name));
-  if (live.length === 0) return { kind: "none", rule: matched };
-  const tag = descriptorTag(domain.domain, bucketEntries);
-  const limits = live.map((l) => {
-    const index = matched.limits.indexOf(l);
-    const policy = sharded(l.policy, matched.shards);
+    if (d.limit) {
+      // A request-supplied override replaces the configured limit whenever the domain exists (matched
+      // or not); as in envoyproxy/ratelimit it is never in shadow mode, never sharded.
+      const rpu = d.limit.requestsPerUnit;
+      const policy: Policy = {
+        algorithm: this.opts.defaultAlgorithm,
+        limit: rpu,
+        periodMs: UNIT_MS[d.limit.unit],
+        burst: rpu,
+      };
+      const limit = {
+        reported: { requestsPerUnit: rpu, unit: d.limit.unit, name: undefined },
+        policies: [policy],
+        tails: [keyTail(policy.algorithm, 0)],
+      };
+      const keyBase = this.head(domain) + entriesPart(d.entries);
+      const flags = { shadow: false, quota: false, lease: undefined };
+      return { ...common, ...flags, limits: [limit], keyBase, shards: 1, blocked: rpu === 0 ? 0 : -1 };
+    }
+    if (!matched) return { kind: "none", rule: undefined };
+    if (matched.unlimited) return { kind: "unlimited", rule: matched };
+    const compiled = this.compiled(matched);
+    const limits = compiled.limits.filter(
+      (l) => l.reported.name === undefined || !replaced.has(l.reported.name),
+    );
+    if (limits.length === 0) return { kind: "none", rule: matched };
     return {
-      reported: { requestsPerUnit: l.requestsPerUnit, unit: l.unit, name: l.name },
-      policy,
-      keys: keysFor(opts.keyPrefix, tag, policy, index, matched.shards),
+      ...common,
+      limits,
+      keyBase: this.head(domain) + entriesPart(bucketEntries),
+      shards: compiled.shards,
+      blocked: limits.findIndex((l) => l.reported.requestsPerUnit === 0),
+      shadow: matched.shadowMode,
+      quota: matched.quotaMode,
+      lease: matched.lease,
     };
-  });
-  return {
-    kind: "limited",
-    rule: matched,
-    limits,
-    blocked: limits.findIndex((l) => l.reported.requestsPerUnit === 0),
-    cost,
-    shadow: matched.shadowMode,
-    quota: matched.quotaMode,
-    onStoreError: matched.onStoreError ?? domain.onStoreError,
-    lease: matched.lease,
-    entries: d.entries,
-  };
-}
+  }
 
-/** Match every descriptor, collect `replaces`, then plan each. */
-export function planQuery(
-  domain: DomainRules,
-  descriptors: readonly QueryDescriptor[],
-  requestHits: number,
-  opts: PlanOptions,
-): Plan[] {
-  const matches = descriptors.map((d) => matchDescriptor(domain, d.entries));
-  const replaced = new Set<string>();
-  for (const m of matches) for (const name of m?.rule?.replaces ?? []) replaced.add(name);
-  return descriptors.map((d, i) => {
-    const m = matches[i];
-    return planDescriptor(domain, d, requestHits, opts, m?.rule, m?.bucketEntries ?? d.entries, replaced);
-  });
+  private compiled(rule: Rule): CompiledRule {
+    let c = this.rules.get(rule);
+    if (c === undefined) {
+      c = compileRule(rule);
+      this.rules.set(rule, c);
+    }
+    return c;
+  }
+
+  private head(domain: DomainRules): string {
+    let h = this.heads.get(domain);
+    if (h === undefined) {
+      h = keyHead(this.opts.keyPrefix, domain.domain);
+      this.heads.set(domain, h);
+    }
+    return h;
+  }
 }
