@@ -221,24 +221,3 @@ descriptors:
     expect(both.overallCode).toBe("OVER_LIMIT");
   });
 });
-
-describe("sharded hot keys", () => {
-  const SHARDED = `
-domain: hot
-descriptors:
-  - key: tenant
-    shards: 4
-    rate_limit: { unit: minute, requests_per_unit: 8 }
-`;
-  it("admits exactly the limit in total across shards, trying another shard before denying", async () => {
-    let n = 0;
-    const { engine } = engineFor(SHARDED, { random: () => (n++ * 0.37) % 1 });
-    let admitted = 0;
-    for (let i = 0; i < 20; i++) {
-      const r = await engine.shouldRateLimit(query("hot", [desc("tenant=big")]));
-      if (r.overallCode === "OK") admitted++;
-    }
-    expect(admitted).toBeLessThanOrEqual(8);
-    expect(admitted).toBeGreaterThanOrEqual(6);
-  });
-});

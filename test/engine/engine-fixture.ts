@@ -4,17 +4,18 @@ import { Engine, type EngineOptions } from "../../src/engine/decide.js";
 import { noopMetrics } from "../../src/engine/metrics-port.js";
 import type { QueryDescriptor, RateLimitQuery } from "../../src/engine/types.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { Take } from "../../src/store/store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
 export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}) {
   const clock = new FakeClock();
   const store = new MemoryStore({ clock });
   const { ruleSet } = parseConfigText("test.yaml", yaml);
-  let takes = 0;
+  const calls: (readonly Take[])[] = [];
   const counting = {
     kind: store.kind,
-    take: (t: Parameters<MemoryStore["take"]>[0]) => {
-      takes++;
+    take: (t: readonly Take[]) => {
+      calls.push(t.slice());
       return store.take(t);
     },
     reset: (k: readonly string[]) => store.reset(k),
@@ -29,7 +30,7 @@ export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}) {
     random: () => 0,
     ...opts,
   });
-  return { engine, clock, store, storeCalls: () => takes };
+  return { engine, clock, store, calls, storeCalls: () => calls.length };
 }
 
 export function desc(entries: string, extra: Partial<QueryDescriptor> = {}): QueryDescriptor {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bucketKey, parseBucketKey } from "../../src/engine/keys.js";
+import { bucketKey, entriesPart, keyHead, keyTail, parseBucketKey } from "../../src/engine/keys.js";
 
 const parts = (entries: [string, string][], extra: { shard?: number } = {}) => ({
   prefix: "prod:",
@@ -60,5 +60,20 @@ describe("bucket keys", () => {
       expect(parsed).toEqual({ ...p, shard: p.shard });
     }
     expect(parseBucketKey("something-else")).toBeUndefined();
+  });
+
+  it("escape braces in the prefix so it can never open a hash tag of its own", () => {
+    const p = { ...parts([["tenant", "acme"]]), prefix: "{team}%:" };
+    const key = bucketKey(p);
+    expect(key).toBe("%7Bteam%7D%25:tl:v1:{edge|tenant=acme}:g1");
+    expect(parseBucketKey(key)).toEqual({ ...p, shard: undefined });
+  });
+
+  it("are the cached head and tail around the per-request entries", () => {
+    const p = parts([["tenant", "a:b"]], { shard: 0 });
+    expect(
+      keyHead(p.prefix, p.domain) + entriesPart(p.entries) + keyTail(p.algorithm, p.limitIndex, p.shard),
+    ).toBe(bucketKey(p));
+    expect(keyTail("fixed_window", 2)).toBe("}:f2");
   });
 });
