@@ -120,3 +120,37 @@ describe("metrics", () => {
     expect(seconds.every((s) => s >= 0)).toBe(true);
   });
 });
+
+describe("quota mode", () => {
+  const QUOTA = `
+domain: q
+descriptors:
+  - key: monthly
+    quota_mode: true
+    rate_limit: { unit: month, requests_per_unit: 1 }
+  - key: observe
+    quota_mode: true
+    shadow_mode: true
+    rate_limit: { unit: month, requests_per_unit: 1 }
+  - key: ip
+    rate_limit: { unit: second, requests_per_unit: 10 }
+`;
+
+  it("denies when every quota_mode descriptor is over though the others pass, charging nothing", async () => {
+    const { engine } = engineFor(QUOTA);
+    await engine.shouldRateLimit(query("q", [desc("monthly=m")]));
+    const lone = await engine.shouldRateLimit(query("q", [desc("monthly=m")]));
+    expect(lone.overallCode).toBe("OVER_LIMIT"); // the only quota descriptor is over
+    const r = await engine.shouldRateLimit(query("q", [desc("monthly=m"), desc("ip=1")]));
+    expect(r.overallCode).toBe("OVER_LIMIT"); // every quota descriptor (one) is still over
+    const ip = await engine.shouldRateLimit(query("q", [desc("ip=1")]));
+    expect(ip.statuses[0]?.limitRemaining).toBe(9); // the denied request charged nothing
+  });
+
+  it("never lets a shadow-mode quota descriptor deny", async () => {
+    const { engine } = engineFor(QUOTA);
+    await engine.shouldRateLimit(query("q", [desc("observe=o")]));
+    const r = await engine.shouldRateLimit(query("q", [desc("observe=o")]));
+    expect(r.overallCode).toBe("OK");
+  });
+});
