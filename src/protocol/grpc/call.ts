@@ -44,6 +44,11 @@ const OK_HEADERS = Object.freeze({ ":status": 200, "content-type": "application/
 const OK_OPTIONS = Object.freeze({ waitForTrailers: true });
 const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
 const END_STREAM = Object.freeze({ endStream: true });
+/**
+ * Longest delay a Node timer can hold (2^31-1 ms, about 24.8 days); a longer one fires after 1 ms.
+ * `grpc-timeout` allows up to 99999999H, so a deadline past this is kept but never armed.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * A status Envoy could misread: UNKNOWN (Envoy's rate limit filter treats it as OK) and OK (an
@@ -101,7 +106,7 @@ export class UnaryCall implements CallContext {
     this.reader = new UnaryReader(host.maxMessageBytes);
     if (timeoutMs !== undefined) {
       this.deadline = Date.now() + timeoutMs;
-      this.timer = setTimeout(onDeadline, timeoutMs, this);
+      if (timeoutMs <= MAX_TIMER_MS) this.timer = setTimeout(onDeadline, timeoutMs, this);
     }
   }
 

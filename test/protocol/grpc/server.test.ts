@@ -187,6 +187,20 @@ describe("grpc server", () => {
     expect(deadline).toBeUndefined();
   });
 
+  it("honours a grpc-timeout longer than a Node timer can hold instead of expiring at once", async () => {
+    let deadline: number | undefined;
+    handler = async (input, ctx) => {
+      deadline = ctx.deadline;
+      // Slower than the 1 ms an overflowing setTimeout would fire after.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return input;
+    };
+    const before = Date.now();
+    const reply = await rawCall(session, { headers: { "grpc-timeout": "99999999H" }, chunks: [hello] });
+    expect(reply.grpcStatus).toBe(Status.OK);
+    expect(deadline).toBeGreaterThanOrEqual(before + 99_999_999 * 3_600_000);
+  });
+
   it("answers INTERNAL to a malformed grpc-timeout", async () => {
     const reply = await rawCall(session, { headers: { "grpc-timeout": "soon" }, chunks: [hello] });
     expect(reply.grpcStatus).toBe(Status.INTERNAL);
