@@ -90,7 +90,8 @@ export class Engine {
     const groups: Group[] = [];
     const takes = this.buildTakes(plans, groups, peekOnly);
     let outcomes = takes.length > 0 ? await this.deps.store.take(takes) : [];
-    if (!peekOnly) outcomes = await this.retryShards(groups, takes, outcomes);
+    if (!peekOnly && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
+      outcomes = await this.retryShards(groups, takes, outcomes);
 
     const over = blockedOver.slice();
     for (const g of groups) over[g.descriptor] = anyDenied(outcomes, g);
@@ -160,6 +161,19 @@ export class Engine {
       for (let li = 0; li < plan.limits.length; li++) takes.push(takeOf(plan, li, shard, peekOnly));
     });
     return takes;
+  }
+
+  /** False when an unsharded enforced denial decides the request anyway: no second round trip. */
+  private shardRetryCanHelp(
+    plans: readonly Plan[],
+    groups: readonly Group[],
+    outcomes: readonly Outcome[],
+    blockedOver: readonly boolean[],
+  ): boolean {
+    if (this.globalShadow) return true;
+    const fixedOver = blockedOver.slice();
+    for (const g of groups) if (g.plan.shards < 2) fixedOver[g.descriptor] = anyDenied(outcomes, g);
+    return !this.denies(plans, fixedOver);
   }
 
   /**

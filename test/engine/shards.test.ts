@@ -88,3 +88,24 @@ descriptors:
     expect(tiny).toBe(2);
   });
 });
+
+describe("shard retry", () => {
+  const RULES = `
+domain: hot
+descriptors:
+  - key: tenant
+    shards: 2
+    rate_limit: { unit: minute, requests_per_unit: 2 }
+  - key: ip
+    rate_limit: { unit: minute, requests_per_unit: 1 }
+`;
+
+  it("is skipped when an unsharded descriptor denies the request anyway", async () => {
+    const { engine, calls } = engineFor(RULES, { random: () => 0 });
+    await engine.shouldRateLimit(query("hot", [desc("tenant=t"), desc("ip=1")])); // shard 0 and ip spent
+    calls.length = 0;
+    const r = await engine.shouldRateLimit(query("hot", [desc("tenant=t"), desc("ip=1")]));
+    expect(r.overallCode).toBe("OVER_LIMIT");
+    expect(calls).toHaveLength(1);
+  });
+});
