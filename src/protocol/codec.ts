@@ -3,19 +3,18 @@
  * RateLimitAnswer → protobuf RateLimitResponse, plus the proto3-JSON twins used by `POST /json`.
  * Only protocol/ imports generated code; the engine sees plain values.
  */
-import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import type { Entry, QueryDescriptor, RateLimitAnswer, RateLimitQuery, Unit } from "../engine/types.js";
 import type { RateLimitDescriptor } from "../gen/envoy/extensions/common/ratelimit/v3/ratelimit_pb.js";
 import {
   type RateLimitRequest,
   RateLimitRequestSchema,
   type RateLimitResponse,
-  RateLimitResponse_Code,
-  RateLimitResponse_RateLimit_Unit,
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { RateLimitUnit } from "../gen/envoy/type/v3/ratelimit_unit_pb.js";
 import { GrpcError, Status } from "./grpc/status.js";
+import { RESPONSE_UNITS, responseCode, wholeSeconds, writeResponse } from "./response-wire.js";
 
 /** Input bounds (settings `--max-descriptors`, `--max-entries`, `--max-key-value-bytes`). */
 export interface QueryBounds {
@@ -24,6 +23,7 @@ export interface QueryBounds {
   readonly maxKeyValueBytes: number;
 }
 
+/** Defaults of the input bounds settings. */
 export const DEFAULT_BOUNDS: QueryBounds = Object.freeze({
   maxDescriptors: 64,
   maxEntries: 16,
@@ -40,17 +40,6 @@ const OVERRIDE_UNITS: Readonly<Record<number, Unit>> = {
   [RateLimitUnit.DAY]: "day",
   [RateLimitUnit.MONTH]: "month",
   [RateLimitUnit.YEAR]: "year",
-};
-
-/** Domain Unit → RateLimitResponse.RateLimit.Unit (which has WEEK = 7). */
-const RESPONSE_UNITS: Readonly<Record<Unit, RateLimitResponse_RateLimit_Unit>> = {
-  second: RateLimitResponse_RateLimit_Unit.SECOND,
-  minute: RateLimitResponse_RateLimit_Unit.MINUTE,
-  hour: RateLimitResponse_RateLimit_Unit.HOUR,
-  day: RateLimitResponse_RateLimit_Unit.DAY,
-  week: RateLimitResponse_RateLimit_Unit.WEEK,
-  month: RateLimitResponse_RateLimit_Unit.MONTH,
-  year: RateLimitResponse_RateLimit_Unit.YEAR,
 };
 
 const invalid = (message: string) => new GrpcError(Status.INVALID_ARGUMENT, message);
@@ -110,12 +99,12 @@ export function toQuery(req: RateLimitRequest, bounds: QueryBounds): RateLimitQu
   return { domain: req.domain, descriptors, hitsAddend: req.hitsAddend };
 }
 
-/** Domain answer → protobuf message. */
+/** Domain answer → protobuf message (for JSON and tests; the binary path uses `encodeAnswer`). */
 export function toResponse(answer: RateLimitAnswer): RateLimitResponse {
   return create(RateLimitResponseSchema, {
-    overallCode: answer.overallCode === "OK" ? RateLimitResponse_Code.OK : RateLimitResponse_Code.OVER_LIMIT,
+    overallCode: responseCode(answer.overallCode),
     statuses: answer.statuses.map((s) => ({
-      code: s.code === "OK" ? RateLimitResponse_Code.OK : RateLimitResponse_Code.OVER_LIMIT,
+      code: responseCode(s.code),
       currentLimit: s.currentLimit
         ? {
             name: s.currentLimit.name ?? "",
@@ -127,7 +116,7 @@ export function toResponse(answer: RateLimitAnswer): RateLimitResponse {
       durationUntilReset:
         s.durationUntilResetSec === undefined
           ? undefined
-          : { seconds: BigInt(s.durationUntilResetSec), nanos: 0 },
+          : { seconds: BigInt(wholeSeconds(s.durationUntilResetSec)), nanos: 0 },
     })),
     responseHeadersToAdd: answer.responseHeaders.map((h) => ({ key: h.key, value: h.value })),
   });
@@ -144,8 +133,9 @@ export function decodeQuery(bytes: Uint8Array, bounds: QueryBounds): RateLimitQu
   return toQuery(req, bounds);
 }
 
+/** Domain answer → RateLimitResponse wire bytes (the hot path; same bytes as `toResponse` + toBinary). */
 export function encodeAnswer(answer: RateLimitAnswer): Uint8Array {
-  return toBinary(RateLimitResponseSchema, toResponse(answer));
+  return writeResponse(answer);
 }
 
 /** proto3-JSON RateLimitRequest → query; throws GrpcError INVALID_ARGUMENT with a one-line reason. */
