@@ -75,11 +75,19 @@ export class Engine {
    */
   async shouldRateLimit(q: RateLimitQuery): Promise<RateLimitAnswer> {
     const started = performance.now();
+    try {
+      return await this.decide(q);
+    } finally {
+      // Failed decisions (store errors) are timed too: they are what a latency alert is for.
+      this.deps.metrics.decisionSeconds((performance.now() - started) / 1000);
+    }
+  }
+
+  private async decide(q: RateLimitQuery): Promise<RateLimitAnswer> {
     const { metrics } = this.deps;
     const domain = this.deps.rules().domains.get(q.domain);
     if (!domain) {
       for (const _ of q.descriptors) metrics.decision(q.domain, "", "no_match", 0);
-      metrics.decisionSeconds((performance.now() - started) / 1000);
       return { overallCode: "OK", statuses: q.descriptors.map(() => noLimitStatus), responseHeaders: [] };
     }
     const plans = this.planner.plan(domain, q.descriptors, q.hitsAddend);
@@ -132,7 +140,6 @@ export class Engine {
       jitterSec: this.jitterSec,
       random: this.random,
     });
-    metrics.decisionSeconds((performance.now() - started) / 1000);
     return { overallCode, statuses, responseHeaders };
   }
 

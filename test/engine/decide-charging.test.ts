@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DecisionResult, EngineMetrics } from "../../src/engine/metrics-port.js";
 import { noopMetrics } from "../../src/engine/metrics-port.js";
+import { StoreError } from "../../src/store/store.js";
 import { desc, engineFor, query } from "./engine-fixture.js";
 
 const RULES = `
@@ -152,5 +153,24 @@ descriptors:
     await engine.shouldRateLimit(query("q", [desc("observe=o")]));
     const r = await engine.shouldRateLimit(query("q", [desc("observe=o")]));
     expect(r.overallCode).toBe("OK");
+  });
+});
+
+describe("store failures", () => {
+  it("propagate the store's error and are still timed", async () => {
+    const seconds: number[] = [];
+    const failing = {
+      kind: "failing",
+      take: () => Promise.reject(new StoreError("down", { code: "connection", transient: true })),
+      reset: async () => {},
+      ready: async () => {},
+      close: async () => {},
+    };
+    const { engine } = engineFor(RULES, {
+      store: failing,
+      metrics: { ...noopMetrics, decisionSeconds: (s) => seconds.push(s) },
+    });
+    await expect(engine.shouldRateLimit(query("edge", [desc("ip=1")]))).rejects.toBeInstanceOf(StoreError);
+    expect(seconds).toHaveLength(1);
   });
 });
