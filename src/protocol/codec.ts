@@ -18,8 +18,11 @@ import { RESPONSE_UNITS, responseCode, wholeSeconds, writeResponse } from "./res
 
 /** Input bounds (settings `--max-descriptors`, `--max-entries`, `--max-key-value-bytes`). */
 export interface QueryBounds {
+  /** Descriptors per request. @default 64 */
   readonly maxDescriptors: number;
+  /** Entries per descriptor. @default 16 */
   readonly maxEntries: number;
+  /** UTF-8 bytes of the domain and of each entry key and value. @default 256 */
   readonly maxKeyValueBytes: number;
 }
 
@@ -44,6 +47,10 @@ const OVERRIDE_UNITS: Readonly<Record<number, Unit>> = {
 
 const invalid = (message: string) => new GrpcError(Status.INVALID_ARGUMENT, message);
 
+/**
+ * protobuf-es decodes invalid UTF-8 to U+FFFD (its TextDecoder is not fatal), so a U+FFFD here is
+ * refused as invalid UTF-8; a client that really sends U+FFFD in a descriptor is refused too.
+ */
 function checkText(text: string, where: string, bounds: QueryBounds): void {
   // Fast path: ASCII length bounds the byte length from below; only long or non-ASCII text is measured.
   if (text.length * 3 > bounds.maxKeyValueBytes || text.includes("\uFFFD")) {

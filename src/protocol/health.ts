@@ -13,11 +13,14 @@ import {
 import type { UnaryMethod } from "./grpc/server.js";
 import { GrpcError, Status } from "./grpc/status.js";
 
+/** Whether the server is serving: false before the first config load and while draining. */
 export class HealthState {
   private serving = false;
+  /** Set by the composition root: true after the first config load, false when draining starts. */
   setServing(serving: boolean): void {
     this.serving = serving;
   }
+  /** The current state. */
   isServing(): boolean {
     return this.serving;
   }
@@ -25,6 +28,7 @@ export class HealthState {
 
 const KNOWN = new Set(["", "tollgate"]);
 
+/** `grpc.health.v1.Health/Check` over `state`; unknown services are NOT_FOUND. */
 export function healthMethod(state: HealthState): UnaryMethod<HealthCheckRequest, HealthCheckResponse> {
   return {
     path: "/grpc.health.v1.Health/Check",

@@ -6,6 +6,7 @@
 import { StoreError } from "../store/store.js";
 import { GrpcError, Status } from "./grpc/status.js";
 
+/** Rethrow `err` as a GrpcError: GrpcError as is, StoreError → UNAVAILABLE, anything else → INTERNAL. */
 export function toGrpcError(err: unknown): never {
   if (err instanceof GrpcError) throw err;
   if (err instanceof StoreError)

@@ -143,6 +143,14 @@ describe("decodeQuery", () => {
     expect(decode({ domain: "d", descriptors: [one("k", "v".repeat(256))] }).descriptors).toHaveLength(1);
   });
 
+  it("rejects a key that is not valid UTF-8", () => {
+    // RateLimitRequest{domain: "d", descriptors: [{entries: [{key: 0xff}]}]}, written by hand.
+    const raw = new Uint8Array([0x0a, 0x01, 0x64, 0x12, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0xff]);
+    expect(() => decodeQuery(raw, DEFAULT_BOUNDS)).toThrow(
+      "descriptors[0].entries[0].key is not valid UTF-8",
+    );
+  });
+
   it("rejects bytes that are not a RateLimitRequest", () => {
     expect(() => decodeQuery(new Uint8Array([0x0a, 0xff, 0xff]), DEFAULT_BOUNDS)).toThrow(
       /cannot decode RateLimitRequest/,

@@ -4,6 +4,7 @@
  * INTERNAL, and storage failures to UNAVAILABLE.
  */
 
+/** gRPC status codes by name (the subset tollgate answers or maps). */
 export const Status = {
   OK: 0,
   CANCELLED: 1,
@@ -18,6 +19,7 @@ export const Status = {
   UNAVAILABLE: 14,
 } as const;
 
+/** One of the numeric codes of {@link Status}. */
 export type StatusCode = (typeof Status)[keyof typeof Status];
 
 /** An error with a gRPC status, thrown by method handlers and by the transport itself. */
