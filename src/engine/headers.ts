@@ -6,8 +6,8 @@
  *   (whole seconds ≥ 1, plus optional jitter) on an enforced OVER_LIMIT only.
  * - `draft03`: Envoy's `enable_x_ratelimit_headers: DRAFT_VERSION_03` format: `X-RateLimit-Limit:
  *   10, 10;w=1;name="per_ip", 1000;w=3600`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` as delta seconds.
- * - `ietf`: the IETF httpapi structured fields `RateLimit-Policy: "name";q=10;w=1` and
- *   `RateLimit: "name";r=3;t=1`.
+ * - `ietf`: the IETF httpapi structured fields `RateLimit-Policy: "name";q=10;w=1, "other";q=…`
+ *   (every matched policy, binding first) and `RateLimit: "name";r=3;t=1` (the binding one).
  * - `off`: none.
  * `Retry-After` accompanies an enforced OVER_LIMIT in every format but `off`.
  */
@@ -109,9 +109,19 @@ export function rateLimitHeaders(statuses: readonly HeaderStatus[], opts: Header
       break;
     }
     case "ietf": {
+      // Every matched policy (binding first, one per name) so the field stays stable across
+      // responses; the RateLimit item reports the binding one.
       const { ietfName, ietfPolicy } = stringsOf(binding.limit);
+      const policies = [ietfPolicy];
+      const names = new Set([ietfName]);
+      for (const s of statuses) {
+        const other = stringsOf(s.limit);
+        if (names.has(other.ietfName)) continue;
+        names.add(other.ietfName);
+        policies.push(other.ietfPolicy);
+      }
       out.push(
-        { key: "RateLimit-Policy", value: ietfPolicy },
+        { key: "RateLimit-Policy", value: policies.join(", ") },
         { key: "RateLimit", value: `${ietfName};r=${binding.remaining};t=${reset}` },
       );
       break;

@@ -66,6 +66,15 @@ describe("header formats", () => {
     expect(named["RateLimit-Policy"]).toBe('"tennt";q=10;w=60');
   });
 
+  it("ietf: lists every matched policy once, binding first, and reports the binding one", () => {
+    const tight = status("tight", { remaining: 1, resetSec: 2 });
+    const h = asMap(rateLimitHeaders([status("wide"), tight, status("wide")], { ...opts, format: "ietf" }));
+    expect(h).toEqual({
+      "RateLimit-Policy": '"tight";q=10;w=60, "wide";q=10;w=60',
+      RateLimit: '"tight";r=1;t=2',
+    });
+  });
+
   it("off, or no limited status: no headers", () => {
     expect(
       rateLimitHeaders([status("a", { over: true, enforcedOver: true })], { ...opts, format: "off" }),
