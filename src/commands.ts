@@ -7,6 +7,7 @@ import { ConfigError, formatProblem } from "./config/errors.js";
 import { loadConfig } from "./config/load.js";
 import { bucketKey } from "./engine/keys.js";
 import { matchDescriptor } from "./engine/match.js";
+import { effectiveShards } from "./engine/shards.js";
 import type { Entry } from "./engine/types.js";
 
 interface Out {
@@ -95,7 +96,11 @@ export async function runExplain(args: readonly string[], out: Out = consoleOut)
   if (rule.unlimited) out.log("unlimited → OK, limit_remaining 4294967295");
   const flagsOn = [rule.shadowMode && "shadow_mode", rule.quotaMode && "quota_mode"].filter(Boolean);
   if (flagsOn.length > 0) out.log(`flags: ${flagsOn.join(", ")}`);
-  if (rule.shards > 1) out.log(`shards: ${rule.shards} (each holds 1/${rule.shards} of rate and burst)`);
+  const shards = effectiveShards(
+    rule.shards,
+    rule.limits.map((l) => l.policy),
+  );
+  if (shards > 1) out.log(`shards: ${shards} (each holds 1/${shards} of rate and burst)`);
   rule.limits.forEach((limit, i) => {
     const name = limit.name ? ` name=${limit.name}` : "";
     out.log(
@@ -110,7 +115,7 @@ export async function runExplain(args: readonly string[], out: Out = consoleOut)
         algorithm: limit.policy.algorithm,
         shard,
       });
-    out.log(rule.shards > 1 ? `  keys: ${key(0)} … ${key(rule.shards - 1)}` : `  key: ${key()}`);
+    out.log(shards > 1 ? `  keys: ${key(0)} … ${key(shards - 1)}` : `  key: ${key()}`);
   });
   return 0;
 }
