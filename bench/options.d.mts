@@ -1,0 +1,16 @@
+/** Types of bench/options.mjs. */
+export const ALL_MODES: readonly string[];
+export const ALL_SCENARIOS: readonly string[];
+export interface BenchOptions {
+  readonly smoke: boolean;
+  readonly modes: string[];
+  readonly scenarios: string[];
+  readonly duration: number;
+  readonly warmup: number;
+  readonly connections: number;
+  readonly streams: number;
+  readonly rounds: number;
+  readonly cpuProf: string | undefined;
+  readonly json: string | undefined;
+}
+export function parseOptions(argv: readonly string[]): BenchOptions;

@@ -1,0 +1,67 @@
+/**
+ * Command-line flags of `npm run bench` (`node bench/run.mjs [flags]`):
+ *   --modes raw,grpcjs,memory,redis,cluster,lease   targets to run (default: all)
+ *   --scenarios hot,tenants                         traffic (default: both; lease runs hot only)
+ *   --duration S      seconds of each measured run (peak, then 50% of peak)   default 10
+ *   --warmup S        unmeasured seconds before the peak run (JIT, connections) default 2
+ *   --connections N   h2load connections (one h2load process each)           default 16
+ *   --streams N       concurrent streams per connection                      default 32
+ *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
+ *   --cpu-prof DIR    run tollgate under `node --cpu-prof`, profiles in DIR
+ *   --json FILE       also write the results as JSON
+ *   --smoke           a few seconds in total: duration 0.3, no warm-up, 4 connections, 1 round
+ */
+import { parseArgs } from "node:util";
+
+export const ALL_MODES = Object.freeze(["raw", "grpcjs", "memory", "redis", "cluster", "lease"]);
+export const ALL_SCENARIOS = Object.freeze(["hot", "tenants"]);
+
+function list(value, allowed, flag) {
+  const items = value.split(",").filter(Boolean);
+  for (const item of items) {
+    if (!allowed.includes(item)) throw new Error(`${flag}: unknown "${item}" (one of ${allowed.join(", ")})`);
+  }
+  return items;
+}
+
+function positive(value, flag) {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`${flag}: expected a non-negative number, got "${value}"`);
+  return n;
+}
+
+/** Parse argv into the harness options (throws with the flag named on a bad value). */
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      modes: { type: "string", default: ALL_MODES.join(",") },
+      scenarios: { type: "string", default: ALL_SCENARIOS.join(",") },
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      connections: { type: "string" },
+      streams: { type: "string", default: "32" },
+      rounds: { type: "string" },
+      "cpu-prof": { type: "string" },
+      json: { type: "string" },
+      smoke: { type: "boolean", default: false },
+    },
+  });
+  const smoke = values.smoke;
+  return {
+    smoke,
+    modes: list(values.modes, ALL_MODES, "--modes"),
+    scenarios: list(values.scenarios, ALL_SCENARIOS, "--scenarios"),
+    duration: positive(values.duration ?? (smoke ? "0.3" : "10"), "--duration"),
+    warmup: positive(values.warmup ?? (smoke ? "0" : "2"), "--warmup"),
+    connections: Math.max(
+      1,
+      Math.round(positive(values.connections ?? (smoke ? "4" : "16"), "--connections")),
+    ),
+    streams: Math.max(1, Math.round(positive(values.streams, "--streams"))),
+    rounds: Math.max(1, Math.round(positive(values.rounds ?? (smoke ? "1" : "4"), "--rounds"))),
+    cpuProf: values["cpu-prof"],
+    json: values.json,
+  };
+}

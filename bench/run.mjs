@@ -1,0 +1,130 @@
+/**
+ * `npm run bench`: start Redis (single and a 3-master cluster, private ports), the two baselines and
+ * tollgate in each mode, drive each with h2load, print one table. Flags: bench/options.mjs.
+ * Assumes `npm run build` has produced dist/ (the npm script does it).
+ */
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { encodeFrames, scenarioPoints } from "./frames.mjs";
+import { haveH2load, load } from "./h2load.mjs";
+import { cpuMicros, cpuMicrosAll, scrapeCounter } from "./measure.mjs";
+import { parseOptions } from "./options.mjs";
+import { probe } from "./probe.mjs";
+import { startCluster, startRedis } from "./redis.mjs";
+import { renderNotes, renderTable } from "./table.mjs";
+import { startBaseline, startTollgate } from "./targets.mjs";
+
+const outDir = fileURLToPath(new URL("out/", import.meta.url));
+const configDir = (lease) => fileURLToPath(new URL(lease ? "config-lease/" : "config/", import.meta.url));
+const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+
+/** Frames per round for a scenario. */
+function roundsOf(opts, scenario) {
+  const n = scenario === "hot" ? 1 : opts.rounds;
+  return Array.from({ length: n }, (_, round) =>
+    encodeFrames(scenarioPoints({ scenario, connections: opts.connections, round })),
+  );
+}
+
+/** Warm up, measure at peak, then at 50% of peak; one table row. */
+async function measure(opts, target, scenario, redisPids) {
+  const rounds = roundsOf(opts, scenario === "fixed" ? "hot" : scenario);
+  for (const frames of rounds) await probe(target.grpcPort, frames);
+  const base = { port: target.grpcPort, streams: opts.streams, outDir };
+  if (opts.warmup > 0) {
+    await load({ ...base, rounds: [rounds[0]], seconds: opts.warmup, label: `${target.name}-warm` });
+  }
+  const perRound = opts.duration / rounds.length;
+  const rt0 = target.httpPort ? await scrapeCounter(target.httpPort, "tollgate_store_round_trips_total") : 0;
+  const cpu0 = cpuMicros(target.pid);
+  const redis0 = cpuMicrosAll(redisPids);
+  const peak = await load({ ...base, rounds, seconds: perRound, label: `${target.name}-${scenario}` });
+  const cpu = cpuMicros(target.pid) - cpu0;
+  const redisCpu = cpuMicrosAll(redisPids) - redis0;
+  const rt = target.httpPort
+    ? (await scrapeCounter(target.httpPort, "tollgate_store_round_trips_total")) - rt0
+    : 0;
+  const half = await load({
+    ...base,
+    rounds,
+    seconds: perRound,
+    rps: peak.throughput / 2,
+    label: `${target.name}-${scenario}-half`,
+  });
+  const n = Math.max(1, peak.requests);
+  return {
+    mode: target.name,
+    scenario,
+    throughput: peak.throughput,
+    requests: peak.requests,
+    failed: peak.failed + half.failed,
+    p50Ms: peak.p50Ms,
+    p99Ms: peak.p99Ms,
+    halfRate: half.throughput,
+    p99HalfMs: half.p99Ms,
+    cpuMicrosPerRequest: cpu / n,
+    ...(redisPids.length > 0 ? { roundTripsPerRequest: rt / n, redisCpuMicrosPerRequest: redisCpu / n } : {}),
+  };
+}
+
+const BASELINES = { raw: "./baselines/raw-http2.mjs", grpcjs: "./baselines/grpc-js-noop.mjs" };
+
+/** Start one mode's target (and its Redis, kept in `redis` for reuse). */
+async function startMode(opts, mode, redis) {
+  if (BASELINES[mode]) return { target: await startBaseline(mode, BASELINES[mode]), redisPids: [] };
+  const nodeArgs = opts.cpuProf
+    ? ["--cpu-prof", "--cpu-prof-dir", opts.cpuProf, "--cpu-prof-name", `${mode}.cpuprofile`]
+    : [];
+  if (mode === "memory") {
+    return {
+      target: await startTollgate({ name: mode, store: "memory", config: configDir(false), nodeArgs }),
+      redisPids: [],
+    };
+  }
+  const kind = mode === "cluster" ? "cluster" : "single";
+  redis[kind] ??= await (kind === "cluster" ? startCluster(3) : startRedis());
+  const server = redis[kind];
+  const target = await startTollgate({
+    name: mode,
+    store: server.url,
+    config: configDir(mode === "lease"),
+    nodeArgs,
+  });
+  return { target, redisPids: server.pids };
+}
+
+async function main() {
+  const opts = parseOptions(process.argv.slice(2));
+  if (!(await haveH2load())) throw new Error("h2load not found: apt-get install -y nghttp2-client");
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const modes = ["raw", ...opts.modes.filter((m) => m !== "raw")];
+  const redis = {};
+  const rows = [];
+  try {
+    for (const mode of modes) {
+      const { target, redisPids } = await startMode(opts, mode, redis);
+      try {
+        const scenarios = BASELINES[mode] ? ["hot"] : mode === "lease" ? ["hot"] : opts.scenarios;
+        for (const scenario of scenarios) {
+          log(`${mode} / ${scenario}`);
+          rows.push(await measure(opts, target, BASELINES[mode] ? "fixed" : scenario, redisPids));
+        }
+      } finally {
+        await target.stop();
+      }
+    }
+  } finally {
+    await Promise.all(Object.values(redis).map((r) => r.stop()));
+  }
+  const ceiling = rows.find((r) => r.mode === "raw")?.throughput ?? Number.NaN;
+  for (const row of rows) row.ratio = row.throughput / ceiling;
+  const shown = opts.modes.includes("raw") ? rows : rows.filter((r) => r.mode !== "raw");
+  process.stdout.write(`${renderTable(shown)}\n\n${renderNotes(opts)}\n`);
+  if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ options: opts, rows }, null, 2)}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : err}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,58 @@
+/**
+ * CI smoke of the benchmark harness: `node bench/run.mjs --smoke` must still run every mode end to end
+ * (private redis-server and cluster, baselines, tollgate, h2load) and print the table. No timing
+ * assertion: only that each mode produced a row with requests and no errors.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { haveH2load } from "../../bench/h2load.mjs";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+const available = (await haveH2load()) || process.env.CI !== undefined;
+const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-smoke-"));
+
+interface Row {
+  mode: string;
+  scenario: string;
+  requests: number;
+  failed: number;
+  throughput: number;
+}
+
+describe.skipIf(!available)("bench harness smoke run", () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("prints one table with a row for every mode, each having served requests without errors", async () => {
+    const json = join(dir, "smoke.json");
+    const { stdout } = await run(process.execPath, ["bench/run.mjs", "--smoke", "--json", json], {
+      cwd: root,
+      timeout: 60_000,
+    });
+    const rows = (JSON.parse(readFileSync(json, "utf8")) as { rows: Row[] }).rows;
+    const pairs = rows.map((r) => `${r.mode}/${r.scenario}`);
+    expect(pairs).toEqual([
+      "raw/fixed",
+      "grpcjs/fixed",
+      "memory/hot",
+      "memory/tenants",
+      "redis/hot",
+      "redis/tenants",
+      "cluster/hot",
+      "cluster/tenants",
+      "lease/hot",
+    ]);
+    for (const row of rows) {
+      expect(row.requests, row.mode).toBeGreaterThan(0);
+      expect(row.failed, row.mode).toBe(0);
+    }
+    const tableRows = stdout.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| mode"));
+    expect(tableRows.filter((l) => !l.startsWith("| ---")).map((l) => l.split("|")[1]?.trim())).toEqual(
+      rows.map((r) => r.mode),
+    );
+  }, 90_000);
+});
