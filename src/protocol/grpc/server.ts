@@ -43,6 +43,13 @@ export interface GrpcServerOptions {
   readonly maxInFlight?: number;
   /** Serve TLS instead of h2c. */
   readonly tls?: TlsOptions;
+  /**
+   * Close a connection after this many ms without any traffic: GOAWAY, then closed once its calls
+   * finish (at once if it has none); 0 never. Without it a peer that vanished, or half-closed in the
+   * middle of a frame, holds its connection (and file descriptor) forever; Envoy just reconnects.
+   * @default 300000 (5 minutes)
+   */
+  readonly idleTimeoutMs?: number;
   /** Unexpected handler errors (answered INTERNAL) and peer session/stream errors. @default ignore */
   readonly onError?: (err: unknown, where: string) => void;
 }
@@ -91,6 +98,12 @@ function refuse(
   stream.resume();
 }
 
+/** An idle connection: GOAWAY first; destroyed if it is still idle the next time. */
+function onIdle(session: Http2Session): void {
+  if (session.closed) session.destroy();
+  else session.close();
+}
+
 /** Create (not yet listening) a unary gRPC server for `opts.methods`. */
 export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const methods = new Map<string, UnaryMethod>(opts.methods.map((m) => [m.path, m as UnaryMethod]));
@@ -125,6 +138,11 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     if (draining) session.close();
   });
   server.on("sessionError", onSessionError);
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 300_000;
+  if (idleTimeoutMs > 0) {
+    server.setTimeout(idleTimeoutMs);
+    server.on("timeout", onIdle);
+  }
   server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     stream.on("error", onStreamError);
     const contentType = headers["content-type"];

@@ -30,7 +30,7 @@ let port: number;
 let session: ClientHttp2Session;
 let errors: unknown[];
 
-async function start(opts: { maxInFlight?: number } = {}): Promise<void> {
+async function start(opts: { maxInFlight?: number; idleTimeoutMs?: number } = {}): Promise<void> {
   errors = [];
   server = createGrpcServer({
     methods: [echo],
@@ -293,6 +293,46 @@ describe("grpc server", () => {
     });
     expect((await rawCall(session, { chunks: [hello] })).grpcStatus).toBe(Status.OK);
   });
+
+  it(
+    "closes a connection left idle, such as a peer that half-closed inside a frame",
+    { timeout: 5000 },
+    async () => {
+      await server.close();
+      session.destroy();
+      await start({ idleTimeoutMs: 50 });
+      const received: Buffer[] = [];
+      await new Promise<void>((resolve) => {
+        const sock = netConnect(port, "127.0.0.1", () => {
+          // A SETTINGS frame header announcing 5000 payload bytes, then 2 of them and FIN.
+          sock.end(
+            Buffer.from([
+              ...Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+              0,
+              0x13,
+              0x88,
+              4,
+              0,
+              0,
+              0,
+              0,
+              0,
+              1,
+              2,
+            ]),
+          );
+        });
+        sock.on("data", (d: Buffer) => received.push(d));
+        sock.on("close", () => resolve());
+      });
+      // The server said goodbye: its last frame is a GOAWAY (type 7).
+      const bytes = Buffer.concat(received);
+      expect(bytes.subarray(-17)[3]).toBe(7);
+      session.destroy();
+      session = await rawSession(port);
+      expect((await rawCall(session, { chunks: [hello] })).grpcStatus).toBe(Status.OK);
+    },
+  );
 
   it("drains: sends GOAWAY, finishes calls in flight, then closes", async () => {
     let release: () => void = () => {};
