@@ -232,8 +232,10 @@ function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: boolean):
     key: plan.keyBase + (l.tails[shard] ?? ""),
     policy: l.policies[shard] ?? (l.policies[0] as Take["policy"]),
     cost: peek ? 0 : plan.cost,
+    ...(plan.onStoreError ? { onStoreError: plan.onStoreError } : {}),
+    ...(plan.lease ? { lease: plan.lease } : {}),
   };
-  return plan.onStoreError ? { ...take, onStoreError: plan.onStoreError } : take;
+  return take;
 }
 
 /** The `detailed_metric` value of a descriptor: its runtime `key_value` pairs (metrics/ caps them). */

@@ -9,6 +9,7 @@ import type { Clock, FailurePolicy } from "../engine/types.js";
 import type { TollgateMetrics } from "../metrics/metrics.js";
 import { GuardedStore } from "./guard/guarded-store.js";
 import { InstanceRegistry } from "./instances/registry.js";
+import { LeasedStore } from "./lease/leased-store.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { createRedisClient } from "./redis/client.js";
 import { RedisStore } from "./redis/redis-store.js";
@@ -76,8 +77,18 @@ export function createStore(
     logger: log,
     events: deps.metrics,
   });
+  // Two-tier limiting sits above the guard: leased tokens keep serving while Redis is away, then
+  // takes fall through to the guard's failure policy.
+  const store = new LeasedStore({
+    inner: guard,
+    backend: redis,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    available: () => guard.state === "closed",
+    grantDeadlineMs: s.storeDeadline,
+  });
   return {
-    store: guard,
+    store,
     guard,
     start: async () => {
       registry.start();
@@ -85,7 +96,7 @@ export function createStore(
     close: async () => {
       await registry.stop().catch(() => {});
       heartbeatClient.disconnect();
-      await guard.close();
+      await store.close();
     },
   };
 }

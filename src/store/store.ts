@@ -1,7 +1,7 @@
 /**
  * The one storage port. It speaks domain types only (see ARCHITECTURE.md, "Seams").
  */
-import type { FailurePolicy, Policy } from "../engine/types.js";
+import type { FailurePolicy, LeaseOptions, Policy } from "../engine/types.js";
 
 /** Charge `cost` tokens from the bucket `key` governed by `policy`. Cost 0 peeks. */
 export interface Take {
@@ -13,6 +13,11 @@ export interface Take {
    * domain's. Undefined means the guard's default (`local`). Backends ignore it.
    */
   readonly onStoreError?: FailurePolicy;
+  /**
+   * Two-tier limiting for this bucket (the rule's `lease`): the lease layer serves it from tokens
+   * leased in batches. Backends ignore it.
+   */
+  readonly lease?: LeaseOptions;
 }
 
 /**

@@ -6,6 +6,7 @@
  * all-or-nothing evaluation itself is `evaluateCall` (call.ts), the spec of one script call.
  */
 import type { Clock } from "../../engine/types.js";
+import type { Grant, LeaseBackend } from "../lease/backend.js";
 import type { Outcome, Store, Take } from "../store.js";
 import { BucketTable } from "./buckets.js";
 import { evaluateCall } from "./call.js";
@@ -23,7 +24,7 @@ export interface MemoryStoreOptions {
 }
 
 /** In-process {@link Store}; see the module comment. */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, LeaseBackend {
   readonly kind = "memory";
   readonly #clock: Clock;
   readonly #buckets: BucketTable;
@@ -49,6 +50,24 @@ export class MemoryStore implements Store {
     const { outcomes, writes } = evaluateCall(takes, (key) => this.#buckets.get(key, nowMs), nowUs);
     for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs, nowMs);
     return outcomes;
+  }
+
+  /**
+   * Take up to `take.cost` tokens for a local lease: whatever the bucket holds, possibly 0. The same
+   * math as lua/lease.lua: a peek, then a charge of what is there, in one synchronous step.
+   */
+  async grant(take: Take): Promise<Grant> {
+    const nowUs = Math.floor(this.#clock.now() * 1000);
+    const nowMs = Math.floor(nowUs / 1000);
+    this.#buckets.sweep(nowMs);
+    const read = (key: string) => this.#buckets.get(key, nowMs);
+    const peek = evaluateCall([{ ...take, cost: 0 }], read, nowUs).outcomes[0];
+    const granted = Math.min(take.cost, peek?.remaining ?? 0);
+    if (granted <= 0)
+      return { granted: 0, remaining: peek?.remaining ?? 0, resetAfterMs: peek?.resetAfterMs ?? 0 };
+    const { outcomes, writes } = evaluateCall([{ ...take, cost: granted }], read, nowUs);
+    for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs, nowMs);
+    return { granted, remaining: outcomes[0]?.remaining ?? 0, resetAfterMs: outcomes[0]?.resetAfterMs ?? 0 };
   }
 
   /** Give `cost` tokens back to each bucket (cross-slot compensation, lease returns). */

@@ -10,6 +10,7 @@
  */
 import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
+import type { Grant, LeaseBackend } from "../lease/backend.js";
 import type { Outcome, Store, StoreError, Take } from "../store.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
 import { withDeadline } from "./deadline.js";
@@ -43,7 +44,7 @@ export interface RedisStoreOptions extends RedisClientOptions {
 }
 
 /** A Redis or Redis Cluster backed `Store`. */
-export class RedisStore implements Store {
+export class RedisStore implements Store, LeaseBackend {
   readonly kind: "redis" | "redis-cluster";
   /** The URL with credentials replaced by `***`, safe to log. */
   readonly redactedUrl: string;
@@ -113,6 +114,14 @@ export class RedisStore implements Store {
         });
       });
       return out;
+    });
+  }
+
+  /** Take up to `take.cost` tokens of one bucket for a local lease (two-tier limiting). */
+  grant(take: Take): Promise<Grant> {
+    return this.#timed("lease", async () => {
+      const [group] = groupTakes([take], { bySlot: this.#cluster });
+      return this.#send(group?.slot ?? -1, () => this.#scripts.lease(take));
     });
   }
 

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Cluster, Redis, Result } from "ioredis";
 import type { Algorithm } from "../../engine/types.js";
+import type { Grant } from "../lease/backend.js";
 import type { Outcome, Take } from "../store.js";
 
 /** The scripts of lua/ by command-name stem. */
@@ -19,6 +20,7 @@ const SCRIPTS = {
   tollgateGcra: "gcra.lua",
   tollgateFixedWindow: "fixed_window.lua",
   tollgateRefund: "refund.lua",
+  tollgateLease: "lease.lua",
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -36,6 +38,8 @@ declare module "ioredis" {
     ) => Result<number[], Context>;
     /** lua/refund.lua over N keys: give tokens back to buckets of one slot. */
     [refund: `tollgateRefund${number}`]: (...keysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    /** lua/lease.lua over 1 key: grant up to N tokens of one bucket to a local lease. */
+    [lease: `tollgateLease${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
   }
 }
 
@@ -58,6 +62,7 @@ export class Scripts {
       tollgateGcra: load(SCRIPTS.tollgateGcra),
       tollgateFixedWindow: load(SCRIPTS.tollgateFixedWindow),
       tollgateRefund: load(SCRIPTS.tollgateRefund),
+      tollgateLease: load(SCRIPTS.tollgateLease),
     };
   }
 
@@ -78,6 +83,22 @@ export class Scripts {
       argv.push(t.policy.algorithm, t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
     }
     await this.#command("tollgateRefund", keys.length)(...keys, ...argv);
+  }
+
+  /** Take up to `take.cost` tokens of one bucket for a local lease (lua/lease.lua). */
+  async lease(take: Take): Promise<Grant> {
+    const { policy } = take;
+    const reply = await this.#command("tollgateLease", 1)(
+      take.key,
+      take.cost,
+      policy.limit,
+      policy.periodMs,
+      policy.burst,
+      policy.algorithm,
+    );
+    if (!Array.isArray(reply) || reply.length !== 3) throw new Error("lease script reply is not 3 integers");
+    const [granted = 0, remaining = 0, resetAfterMs = 0] = reply.map(Number);
+    return { granted, remaining, resetAfterMs };
   }
 
   /** The command running `script` over `keys` keys, defined on first use. */

@@ -1,0 +1,78 @@
+/**
+ * One key's local lease: tokens this instance took from the shared bucket before spending them, when
+ * the lease ends, and how big the next grant should be.
+ *
+ * Size adaptation (N = the rule's `lease.size`, the ceiling):
+ * - grows ×2 when a lease was used up in less than half its ttl (a hot key should cost few round
+ *   trips), starting from N/4;
+ * - shrinks to half of what the shared bucket still holds after a grant (at least 1), so the last
+ *   tokens of a nearly empty bucket are not stranded in one instance while another one denies.
+ */
+import type { LeaseOptions, Policy } from "../../engine/types.js";
+
+export class Lease {
+  /** Tokens held locally, not yet spent. */
+  tokens = 0;
+  /** Clock ms after which unused tokens go back to the shared bucket. */
+  expiresAtMs = 0;
+  /** Whole tokens the shared bucket held after the last grant (best knowledge). */
+  sharedRemaining: number;
+  /** Ms until the shared bucket is full again, as of the last grant. */
+  sharedResetAfterMs = 0;
+  /** Size of the next grant. */
+  size: number;
+  /** The refill in flight (single-flight per key). */
+  refill: Promise<void> | undefined;
+  /** The last refill failed (shared store away or too slow). */
+  failed = false;
+  private grantedAtMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    readonly key: string,
+    readonly policy: Policy,
+    readonly options: LeaseOptions,
+  ) {
+    this.size = Math.max(1, Math.floor(options.size / 4));
+    this.sharedRemaining = policy.burst;
+  }
+
+  expired(nowMs: number): boolean {
+    return nowMs >= this.expiresAtMs;
+  }
+
+  /** Tokens to ask for when `need` more are needed now. */
+  want(need: number): number {
+    return Math.max(need, this.size);
+  }
+
+  /** Record a grant made at `nowMs`. */
+  granted(nowMs: number, granted: number, remaining: number, resetAfterMs: number): void {
+    const fast = this.tokens === 0 && nowMs - this.grantedAtMs < this.options.ttlMs / 2;
+    this.tokens += granted;
+    this.sharedRemaining = remaining;
+    this.sharedResetAfterMs = resetAfterMs;
+    this.grantedAtMs = nowMs;
+    this.expiresAtMs = nowMs + this.options.ttlMs;
+    let size = fast ? this.size * 2 : this.size;
+    size = Math.min(size, Math.max(1, Math.floor(remaining / 2)), this.options.size);
+    this.size = Math.max(1, size);
+  }
+
+  /** Best-knowledge remaining for a status: the shared bucket's last count plus our unspent tokens. */
+  remaining(): number {
+    return this.sharedRemaining + this.tokens;
+  }
+
+  /** Ms until the bucket would be full, estimated from the remaining count. */
+  resetAfterMs(): number {
+    const perToken = this.policy.periodMs / this.policy.limit;
+    return Math.max(0, Math.ceil((this.policy.burst - this.remaining()) * perToken));
+  }
+
+  /** Ms until `cost` tokens could be there, given what we know. */
+  retryAfterMs(cost: number): number {
+    if (cost > this.policy.burst) return -1;
+    const perToken = this.policy.periodMs / this.policy.limit;
+    return Math.max(1, Math.ceil((cost - this.remaining()) * perToken));
+  }
+}

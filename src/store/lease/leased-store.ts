@@ -1,0 +1,264 @@
+/**
+ * Two-tier limiting: a decorator that serves takes marked with `lease` from tokens this instance took
+ * from the shared bucket in batches (one script call per batch), so a hot key costs the shared store a
+ * few calls a second instead of one per request.
+ *
+ * Guarantees (see docs/lease.md):
+ * - Never over-admits: tokens are taken from the shared bucket before they are spent.
+ * - Stranded quota — tokens leased but unused — is at most instances × `lease.size` per key, and
+ *   goes back when the lease expires (`lease.ttl`; an idle key's lease expires too) and on close().
+ * - A take needing more than the lease holds asks the shared store for the rest in the same call.
+ * - All-or-nothing per call: local tokens are reserved and released if any bucket of the call denies.
+ * - Refills are single-flight per key per instance.
+ * - When the shared store fails, tokens already leased keep serving; then takes go to `inner` (the
+ *   guard), whose failure policy decides.
+ * - Remaining/reset on a leased bucket are estimates: the shared count seen at the last grant plus
+ *   this instance's unspent tokens (other instances' spending since then is not seen).
+ */
+import type { Clock, LeaseOptions } from "../../engine/types.js";
+import type { Outcome, Store, Take } from "../store.js";
+import type { LeaseBackend } from "./backend.js";
+import { Lease } from "./lease.js";
+
+export interface LeaseMetrics {
+  leaseGranted(tokens: number): void;
+  leaseReturned(tokens: number): void;
+  leaseLocalHit(): void;
+  leaseLocalMiss(): void;
+}
+
+export interface LeasedStoreOptions {
+  /** Where takes that are not leased (and leased ones the lease cannot serve on failure) go. */
+  readonly inner: Store;
+  /** Grants and returns: the shared store itself (not the guard). */
+  readonly backend: LeaseBackend;
+  readonly clock: Clock;
+  readonly metrics?: LeaseMetrics;
+  /** Lease for takes that carry none (setting `--lease-size`/`--lease-ttl`). @default off */
+  readonly defaultLease?: LeaseOptions;
+  /** Whether the shared store is worth asking now (e.g. the guard's breaker is closed). @default always */
+  readonly available?: () => boolean;
+  /** A grant not answered by then counts as failed. @default 10 (ms) */
+  readonly grantDeadlineMs?: number;
+  /** How often expired leases are returned. @default 250 (ms) */
+  readonly sweepIntervalMs?: number;
+}
+
+const NO_METRICS: LeaseMetrics = {
+  leaseGranted() {},
+  leaseReturned() {},
+  leaseLocalHit() {},
+  leaseLocalMiss() {},
+};
+
+export class LeasedStore implements Store {
+  readonly kind: string;
+  readonly #o: LeasedStoreOptions;
+  readonly #metrics: LeaseMetrics;
+  readonly #leases = new Map<string, Lease>();
+  readonly #timer: NodeJS.Timeout;
+  #returning: Promise<void>[] = [];
+
+  constructor(options: LeasedStoreOptions) {
+    this.#o = options;
+    this.kind = `lease(${options.inner.kind})`;
+    this.#metrics = options.metrics ?? NO_METRICS;
+    this.#timer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 250);
+    this.#timer.unref();
+  }
+
+  /** Leases held (for tests and diagnostics). */
+  get leases(): ReadonlyMap<string, Lease> {
+    return this.#leases;
+  }
+
+  async take(takes: readonly Take[]): Promise<Outcome[]> {
+    const out: (Outcome | undefined)[] = new Array(takes.length);
+    const reserved: { lease: Lease; cost: number }[] = [];
+    const direct: number[] = [];
+    const refills: Promise<void>[] = [];
+    const waiting: { index: number; lease: Lease; cost: number }[] = [];
+    const now = this.#o.clock.now();
+
+    takes.forEach((t, index) => {
+      const options = t.lease ?? this.#o.defaultLease;
+      if (!options || options.size <= 1 || t.cost === 0) {
+        direct.push(index);
+        return;
+      }
+      const lease = this.#lease(t, options, now);
+      if (lease.tokens >= t.cost) {
+        lease.tokens -= t.cost;
+        reserved.push({ lease, cost: t.cost });
+        this.#metrics.leaseLocalHit();
+        out[index] = {
+          allowed: true,
+          remaining: lease.remaining(),
+          retryAfterMs: 0,
+          resetAfterMs: lease.resetAfterMs(),
+        };
+        return;
+      }
+      this.#metrics.leaseLocalMiss();
+      refills.push(this.#refill(lease, t.cost - lease.tokens));
+      waiting.push({ index, lease, cost: t.cost });
+    });
+
+    if (waiting.length > 0) {
+      await Promise.all(refills);
+      for (const w of waiting) {
+        const t = takes[w.index] as Take;
+        if (w.lease.tokens >= w.cost) {
+          w.lease.tokens -= w.cost;
+          reserved.push({ lease: w.lease, cost: w.cost });
+          out[w.index] = {
+            allowed: true,
+            remaining: w.lease.remaining(),
+            retryAfterMs: 0,
+            resetAfterMs: w.lease.resetAfterMs(),
+          };
+        } else if (w.lease.failed) {
+          // The shared store could not lease: let the guard (its failure policy) decide this bucket.
+          direct.push(w.index);
+        } else {
+          out[w.index] = {
+            allowed: false,
+            remaining: w.lease.remaining(),
+            retryAfterMs: w.lease.retryAfterMs(t.cost),
+            resetAfterMs: w.lease.resetAfterMs(),
+          };
+        }
+      }
+    }
+
+    const leasedDenied = out.some((o) => o !== undefined && !o.allowed);
+    if (direct.length > 0) {
+      // A denied leased bucket means nothing may be charged: the others are only looked at.
+      const directTakes = direct.map((i) => {
+        const t = takes[i] as Take;
+        return leasedDenied ? { ...t, cost: 0 } : t;
+      });
+      let outcomes: Outcome[];
+      try {
+        outcomes = await this.#o.inner.take(directTakes);
+      } catch (err) {
+        this.#release(reserved);
+        throw err;
+      }
+      direct.forEach((index, j) => {
+        const o = outcomes[j] as Outcome;
+        const cost = (takes[index] as Take).cost;
+        out[index] = leasedDenied ? { ...o, allowed: o.remaining >= cost } : o;
+      });
+    }
+    if (out.some((o) => !o?.allowed)) this.#release(reserved);
+    return out as Outcome[];
+  }
+
+  refund(takes: readonly Take[]): Promise<void> {
+    return this.#o.inner.refund ? this.#o.inner.refund(takes) : Promise.resolve();
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.#leases.delete(k);
+    await this.#o.inner.reset(keys);
+  }
+
+  ready(): Promise<void> {
+    return this.#o.inner.ready();
+  }
+
+  /** Return every leased token, then close the inner store. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    const all = [...this.#leases.values()];
+    this.#leases.clear();
+    await this.#return(all);
+    await Promise.allSettled(this.#returning);
+    await this.#o.inner.close();
+  }
+
+  /** Return the tokens of expired leases to the shared bucket (also runs on a timer). */
+  sweep(): Promise<void> {
+    const now = this.#o.clock.now();
+    const expired: Lease[] = [];
+    for (const lease of this.#leases.values()) {
+      if (lease.expired(now) && lease.refill === undefined) {
+        expired.push(lease);
+        this.#leases.delete(lease.key);
+      }
+    }
+    return this.#return(expired);
+  }
+
+  #lease(t: Take, options: LeaseOptions, now: number): Lease {
+    let lease = this.#leases.get(t.key);
+    if (lease?.expired(now) && lease.refill === undefined) {
+      void this.#return([lease]);
+      lease = undefined;
+    }
+    if (!lease) {
+      lease = new Lease(t.key, t.policy, options);
+      this.#leases.set(t.key, lease);
+    }
+    return lease;
+  }
+
+  /** Top the lease up by at least `need` tokens; one refill per key at a time. */
+  #refill(lease: Lease, need: number): Promise<void> {
+    if (lease.refill) return lease.refill;
+    lease.failed = false;
+    if (this.#o.available && !this.#o.available()) {
+      lease.failed = true;
+      return Promise.resolve();
+    }
+    const deadline = this.#o.grantDeadlineMs ?? 10;
+    // A grant that answers after the deadline still lands in the lease (its tokens are taken either
+    // way); the requests waiting for it have moved on to the inner store by then.
+    const grant = this.#o.backend
+      .grant({ key: lease.key, policy: lease.policy, cost: lease.want(need) })
+      .then(
+        (g) => {
+          lease.granted(this.#o.clock.now(), g.granted, g.remaining, g.resetAfterMs);
+          if (g.granted > 0) this.#metrics.leaseGranted(g.granted);
+        },
+        () => {
+          lease.failed = true;
+        },
+      );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        lease.failed = true;
+        resolve();
+      }, deadline);
+    });
+    lease.refill = Promise.race([grant, timeout]).finally(() => {
+      clearTimeout(timer);
+      lease.refill = undefined;
+    });
+    return lease.refill;
+  }
+
+  #release(reserved: readonly { lease: Lease; cost: number }[]): void {
+    for (const r of reserved) r.lease.tokens += r.cost;
+  }
+
+  #return(leases: readonly Lease[]): Promise<void> {
+    const takes = leases
+      .filter((l) => l.tokens > 0)
+      .map((l) => ({ key: l.key, policy: l.policy, cost: l.tokens }));
+    if (takes.length === 0) return Promise.resolve();
+    const tokens = takes.reduce((n, t) => n + t.cost, 0);
+    for (const l of leases) l.tokens = 0;
+    const p = this.#o.backend.refund(takes).then(
+      () => this.#metrics.leaseReturned(tokens),
+      () => {}, // the shared store is away: the tokens come back when the bucket refills (TTL)
+    );
+    this.#returning.push(p);
+    void p.finally(() => {
+      this.#returning = this.#returning.filter((x) => x !== p);
+    });
+    return p;
+  }
+}

@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import type { Policy } from "../../../src/engine/types.js";
+import { LeasedStore } from "../../../src/store/lease/leased-store.js";
+import { MemoryStore } from "../../../src/store/memory/memory-store.js";
+import type { Take } from "../../../src/store/store.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+
+const hot: Policy = { algorithm: "gcra", limit: 1000, periodMs: 60_000, burst: 1000 };
+const lease = { size: 40, ttlMs: 1000 };
+const take = (cost = 1, key = "{t}:hot"): Take => ({ key, policy: hot, cost, lease });
+
+function setup() {
+  const clock = new FakeClock();
+  const shared = new MemoryStore({ clock });
+  let grants = 0;
+  const backend = {
+    grant: (t: Take) => {
+      grants++;
+      return shared.grant(t);
+    },
+    refund: (t: readonly Take[]) => shared.refund(t),
+  };
+  const returned: number[] = [];
+  const store = new LeasedStore({
+    inner: shared,
+    backend,
+    clock,
+    metrics: {
+      leaseGranted() {},
+      leaseReturned: (n) => returned.push(n),
+      leaseLocalHit() {},
+      leaseLocalMiss() {},
+    },
+  });
+  const sharedRemaining = async (key = "{t}:hot") =>
+    (await shared.take([{ key, policy: hot, cost: 0 }]))[0]?.remaining;
+  return { clock, shared, store, grants: () => grants, returned, sharedRemaining };
+}
+
+describe("leased store", () => {
+  it("serves a hot key from leased batches: few grants, tokens taken before they are spent", async () => {
+    const { store, grants, sharedRemaining } = setup();
+    for (let i = 0; i < 200; i++) expect((await store.take([take()]))[0]?.allowed).toBe(true);
+    expect(grants()).toBeLessThanOrEqual(8);
+    const held = store.leases.get("{t}:hot")?.tokens ?? 0;
+    expect(await sharedRemaining()).toBe(1000 - 200 - held);
+  });
+
+  it("grows the lease for a key that burns through it and never past the size", async () => {
+    const { store } = setup();
+    const sizes: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      await store.take([take()]);
+      sizes.push(store.leases.get("{t}:hot")?.size ?? 0);
+    }
+    expect(sizes[0]).toBe(10);
+    expect(Math.max(...sizes)).toBe(40);
+  });
+
+  it("shrinks the lease as the shared bucket nears empty, so the last tokens are not stranded", async () => {
+    const { store, shared } = setup();
+    await shared.take([{ key: "{t}:hot", policy: hot, cost: 990 }]);
+    await store.take([take()]);
+    const l = store.leases.get("{t}:hot");
+    expect(l?.tokens).toBe(9); // granted what was there (10), one spent
+    expect(l?.size).toBeLessThanOrEqual(1);
+  });
+
+  it("admits no more than the shared bucket holds across instances", async () => {
+    const clock = new FakeClock();
+    const shared = new MemoryStore({ clock });
+    const small: Policy = { algorithm: "gcra", limit: 100, periodMs: 3_600_000, burst: 100 };
+    const instances = [0, 1, 2].map(
+      () => new LeasedStore({ inner: shared, backend: shared, clock, sweepIntervalMs: 60_000 }),
+    );
+    let admitted = 0;
+    for (let i = 0; i < 300; i++) {
+      const s = instances[i % 3] as LeasedStore;
+      const [o] = await s.take([
+        { key: "{t}:x", policy: small, cost: 1, lease: { size: 30, ttlMs: 60_000 } },
+      ]);
+      if (o?.allowed) admitted++;
+    }
+    expect(admitted).toBeLessThanOrEqual(100);
+    expect(admitted).toBeGreaterThanOrEqual(90);
+    for (const s of instances) await s.close();
+  });
+
+  it("returns unused tokens when the lease expires and on close", async () => {
+    const { store, clock, returned, sharedRemaining } = setup();
+    await store.take([take()]);
+    const held = store.leases.get("{t}:hot")?.tokens ?? 0;
+    expect(held).toBeGreaterThan(0);
+    clock.advance(1001);
+    await store.sweep();
+    expect(returned).toEqual([held]);
+    expect(store.leases.size).toBe(0);
+    expect(await sharedRemaining()).toBeGreaterThanOrEqual(999);
+    await store.take([take()]);
+    await store.close();
+    expect(returned).toHaveLength(2);
+    expect(await sharedRemaining()).toBeGreaterThanOrEqual(999);
+  });
+
+  it("asks the shared store for the rest when a request needs more than the lease holds", async () => {
+    const { store } = setup();
+    await store.take([take()]); // lease of 10, 9 left
+    const [big] = await store.take([take(25)]);
+    expect(big?.allowed).toBe(true);
+  });
+
+  it("denies only when the shared bucket cannot cover the rest, charging nothing", async () => {
+    const { store, shared } = setup();
+    await shared.take([{ key: "{t}:hot", policy: hot, cost: 995 }]);
+    const [o] = await store.take([take(10)]);
+    expect(o?.allowed).toBe(false);
+    expect(o?.retryAfterMs).toBeGreaterThan(0);
+    // The partial grant is held locally, not spent: it serves the next small request.
+    expect((await store.take([take(5)]))[0]?.allowed).toBe(true);
+  });
+
+  it("keeps a call all-or-nothing: leased tokens are released when another bucket denies", async () => {
+    const { store, shared } = setup();
+    await store.take([take()]);
+    const before = store.leases.get("{t}:hot")?.tokens;
+    const tight: Policy = { algorithm: "gcra", limit: 1, periodMs: 60_000, burst: 1 };
+    await shared.take([{ key: "{u}:tight", policy: tight, cost: 1 }]);
+    const out = await store.take([take(), { key: "{u}:tight", policy: tight, cost: 1 }]);
+    expect(out.map((o) => o.allowed)).toEqual([true, false]);
+    expect(store.leases.get("{t}:hot")?.tokens).toBe(before);
+  });
+
+  it("refills a key once for a burst of concurrent requests (single-flight)", async () => {
+    const { store, grants } = setup();
+    const results = await Promise.all(Array.from({ length: 8 }, () => store.take([take()])));
+    expect(results.every((r) => r[0]?.allowed)).toBe(true);
+    expect(grants()).toBe(1);
+  });
+
+  it("keeps serving leased tokens when the shared store fails, then defers to the inner store", async () => {
+    const clock = new FakeClock();
+    const shared = new MemoryStore({ clock });
+    let down = false;
+    const backend = {
+      grant: (t: Take) => (down ? Promise.reject(new Error("redis gone")) : shared.grant(t)),
+      refund: (t: readonly Take[]) => shared.refund(t),
+    };
+    const innerCalls: number[] = [];
+    const inner = {
+      kind: "fake-guard",
+      take: async (t: readonly Take[]) => {
+        innerCalls.push(t.length);
+        return t.map(() => ({ allowed: true, remaining: 0, retryAfterMs: 0, resetAfterMs: 0 }));
+      },
+      reset: async () => {},
+      ready: async () => {},
+      close: async () => {},
+    };
+    const store = new LeasedStore({ inner, backend, clock });
+    await store.take([take()]);
+    down = true;
+    const held = store.leases.get("{t}:hot")?.tokens ?? 0;
+    for (let i = 0; i < held; i++) expect((await store.take([take()]))[0]?.allowed).toBe(true);
+    expect(innerCalls).toEqual([]);
+    expect((await store.take([take()]))[0]?.allowed).toBe(true); // decided by the inner store (policy)
+    expect(innerCalls).toEqual([1]);
+    await store.close();
+  });
+
+  it("passes takes without a lease straight to the inner store", async () => {
+    const { store, grants } = setup();
+    const [o] = await store.take([{ key: "{t}:plain", policy: hot, cost: 1 }]);
+    expect(o).toMatchObject({ allowed: true, remaining: 999 });
+    expect(grants()).toBe(0);
+  });
+});
