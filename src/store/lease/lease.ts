@@ -10,6 +10,9 @@
  */
 import type { LeaseOptions, Policy } from "../../engine/types.js";
 
+/** Fixed-window tokens are not returned this close to the window end (local vs Redis clock). */
+const RETURN_MARGIN_MS = 50;
+
 export class Lease {
   /** Tokens held locally, not yet spent. */
   tokens = 0;
@@ -36,8 +39,20 @@ export class Lease {
     this.sharedRemaining = policy.burst;
   }
 
+  /**
+   * Fixed window: the end of the window the tokens were counted in. They may not be spent after it
+   * (the next window has a fresh count) nor given back after it (a refund would lower the next
+   * window's count), so the lease ends there.
+   */
+  windowEndMs = Number.POSITIVE_INFINITY;
+
   expired(nowMs: number): boolean {
-    return nowMs >= this.expiresAtMs;
+    return nowMs >= this.expiresAtMs || nowMs >= this.windowEndMs;
+  }
+
+  /** Whether unspent tokens may still go back to the shared bucket (margin for clock skew). */
+  returnable(nowMs: number): boolean {
+    return nowMs < this.windowEndMs - RETURN_MARGIN_MS;
   }
 
   /** Tokens to ask for when `need` more are needed now. */
@@ -48,11 +63,13 @@ export class Lease {
   /** Record a grant made at `nowMs`. */
   granted(nowMs: number, granted: number, remaining: number, resetAfterMs: number): void {
     const fast = this.tokens === 0 && nowMs - this.grantedAtMs < this.options.ttlMs / 2;
+    if (nowMs >= this.windowEndMs) this.tokens = 0; // counted in a window that has ended
     this.tokens += granted;
     this.sharedRemaining = remaining;
     this.sharedResetAfterMs = resetAfterMs;
     this.grantedAtMs = nowMs;
     this.expiresAtMs = nowMs + this.options.ttlMs;
+    if (this.policy.algorithm === "fixed_window") this.windowEndMs = nowMs + resetAfterMs;
     let size = fast ? this.size * 2 : this.size;
     size = Math.min(size, Math.max(1, Math.floor(remaining / 2)), this.options.size);
     this.size = Math.max(1, size);

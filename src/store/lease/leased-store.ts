@@ -245,10 +245,14 @@ export class LeasedStore implements Store {
   }
 
   #return(leases: readonly Lease[]): Promise<void> {
+    const now = this.#o.clock.now();
     const takes = leases
-      .filter((l) => l.tokens > 0)
+      .filter((l) => l.tokens > 0 && l.returnable(now))
       .map((l) => ({ key: l.key, policy: l.policy, cost: l.tokens }));
-    if (takes.length === 0) return Promise.resolve();
+    if (takes.length === 0) {
+      for (const l of leases) l.tokens = 0;
+      return Promise.resolve();
+    }
     const tokens = takes.reduce((n, t) => n + t.cost, 0);
     for (const l of leases) l.tokens = 0;
     const p = this.#o.backend.refund(takes).then(

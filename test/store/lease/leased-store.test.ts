@@ -174,3 +174,36 @@ describe("leased store", () => {
     expect(grants()).toBe(0);
   });
 });
+
+describe("leased fixed windows", () => {
+  it("ends a lease at its window end and never carries tokens into the next window", async () => {
+    const clock = new FakeClock(3_600_000 * 1000); // on a window boundary
+    const shared = new MemoryStore({ clock });
+    const store = new LeasedStore({ inner: shared, backend: shared, clock, sweepIntervalMs: 60_000 });
+    const perSecond: Policy = { algorithm: "fixed_window", limit: 10, periodMs: 1000, burst: 10 };
+    const t: Take = { key: "{w}:k", policy: perSecond, cost: 1, lease: { size: 8, ttlMs: 60_000 } };
+    let first = 0;
+    for (let i = 0; i < 20; i++) if ((await store.take([t]))[0]?.allowed) first++;
+    expect(first).toBe(10);
+    clock.advance(1000); // the next window: a fresh count of 10, whatever the lease held
+    let second = 0;
+    for (let i = 0; i < 20; i++) if ((await store.take([t]))[0]?.allowed) second++;
+    expect(second).toBe(10);
+    await store.close();
+  });
+
+  it("drops, rather than returns, tokens of a window that has ended", async () => {
+    const clock = new FakeClock(3_600_000 * 1000);
+    const shared = new MemoryStore({ clock });
+    const store = new LeasedStore({ inner: shared, backend: shared, clock, sweepIntervalMs: 60_000 });
+    const perSecond: Policy = { algorithm: "fixed_window", limit: 10, periodMs: 1000, burst: 10 };
+    const t: Take = { key: "{w}:k", policy: perSecond, cost: 1, lease: { size: 8, ttlMs: 60_000 } };
+    await store.take([t]); // leases 2 (size 8/4), spends 1
+    clock.advance(1000);
+    await shared.take([{ key: "{w}:k", policy: perSecond, cost: 3 }]); // the new window's count is 3
+    await store.sweep();
+    const [peek] = await shared.take([{ key: "{w}:k", policy: perSecond, cost: 0 }]);
+    expect(peek?.remaining).toBe(7); // a late refund of the old window's token would have made it 8
+    await store.close();
+  });
+});
