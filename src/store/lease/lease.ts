@@ -46,6 +46,14 @@ export class Lease {
    */
   windowEndMs = Number.POSITIVE_INFINITY;
 
+  /**
+   * The shared bucket was found empty: until then, requests this lease cannot cover are denied here
+   * without asking the shared store again (a hot key over its limit would otherwise cost a round
+   * trip per request). Set to the time a quarter of a full lease needs to accumulate, so the next
+   * grant is worth its round trip; tokens accumulate in the shared bucket meanwhile, not here.
+   */
+  emptyUntilMs = 0;
+
   expired(nowMs: number): boolean {
     return nowMs >= this.expiresAtMs || nowMs >= this.windowEndMs;
   }
@@ -64,6 +72,11 @@ export class Lease {
   granted(nowMs: number, granted: number, remaining: number, resetAfterMs: number): void {
     const fast = this.tokens === 0 && nowMs - this.grantedAtMs < this.options.ttlMs / 2;
     if (nowMs >= this.windowEndMs) this.tokens = 0; // counted in a window that has ended
+    const wanted = this.size;
+    if (remaining === 0 && granted < wanted) {
+      const perTokenMs = this.policy.periodMs / this.policy.limit;
+      this.emptyUntilMs = nowMs + Math.ceil(perTokenMs * Math.max(1, Math.floor(this.options.size / 4)));
+    }
     this.tokens += granted;
     this.sharedRemaining = remaining;
     this.sharedResetAfterMs = resetAfterMs;

@@ -100,6 +100,15 @@ export class LeasedStore implements Store {
         return;
       }
       this.#metrics.leaseLocalMiss();
+      if (now < lease.emptyUntilMs) {
+        out[index] = {
+          allowed: false,
+          remaining: lease.tokens,
+          retryAfterMs: Math.max(1, Math.ceil(lease.emptyUntilMs - now)),
+          resetAfterMs: lease.resetAfterMs(),
+        };
+        return;
+      }
       refills.push(this.#refill(lease, t.cost - lease.tokens));
       waiting.push({ index, lease, cost: t.cost });
     });
