@@ -234,6 +234,22 @@ export const SETTINGS = {
     min: 1,
     doc: "Series per request-influenced metric (`detailed_metric` values, limit overrides) before values fold into `_overflow_`.",
   }),
+  leaseSize: spec({
+    kind: "int",
+    flag: "--lease-size",
+    env: "TOLLGATE_LEASE_SIZE",
+    default: "0",
+    min: 0,
+    doc: "Default two-tier lease size for rules without `lease` (Redis stores only); 0 = off. See docs/lease.md.",
+  }),
+  leaseTtl: spec({
+    kind: "duration",
+    flag: "--lease-ttl",
+    env: "TOLLGATE_LEASE_TTL",
+    default: "1s",
+    unit: "ms",
+    doc: "Lifetime of a default lease: unused tokens go back to Redis after it.",
+  }),
   drainTimeout: spec({
     kind: "duration",
     flag: "--drain-timeout",

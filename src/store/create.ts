@@ -27,6 +27,9 @@ export interface StoreSettings {
   readonly breakerFailures: number;
   readonly breakerOpen: number;
   readonly instances: number;
+  /** Default lease size (0 = off) and ttl in ms, for rules without `lease`. */
+  readonly leaseSize: number;
+  readonly leaseTtl: number;
 }
 
 export interface BuiltStore {
@@ -86,6 +89,7 @@ export function createStore(
     metrics: deps.metrics,
     available: () => guard.state === "closed",
     grantDeadlineMs: s.storeDeadline,
+    ...(s.leaseSize > 1 ? { defaultLease: { size: s.leaseSize, ttlMs: s.leaseTtl } } : {}),
   });
   return {
     store,
