@@ -66,20 +66,29 @@ export function trailersOnly(
   extra?: Readonly<Record<string, string>>,
 ): void {
   if (stream.destroyed || stream.headersSent) return;
-  stream.respond(
-    {
-      ":status": 200,
-      "content-type": "application/grpc",
-      "grpc-status": String(safeCode(code)),
-      "grpc-message": encodeGrpcMessage(message),
-      ...extra,
-    },
-    END_STREAM,
-  );
+  try {
+    stream.respond(
+      {
+        ":status": 200,
+        "content-type": "application/grpc",
+        "grpc-status": String(safeCode(code)),
+        "grpc-message": encodeGrpcMessage(message),
+        ...extra,
+      },
+      END_STREAM,
+    );
+  } catch {
+    // The session went away between the check and the write: nothing left to answer.
+    stream.destroy();
+  }
 }
 
 function sendOkTrailers(this: ServerHttp2Stream): void {
-  this.sendTrailers(OK_TRAILERS);
+  try {
+    this.sendTrailers(OK_TRAILERS);
+  } catch {
+    this.destroy();
+  }
 }
 
 function onDeadline(call: UnaryCall): void {
@@ -157,9 +166,15 @@ export class UnaryCall implements CallContext {
     if (!this.settle()) return;
     const stream = this.stream;
     if (stream.destroyed) return;
-    stream.respond(OK_HEADERS, OK_OPTIONS);
-    stream.once("wantTrailers", sendOkTrailers);
-    stream.end(frame(body));
+    try {
+      stream.respond(OK_HEADERS, OK_OPTIONS);
+      stream.once("wantTrailers", sendOkTrailers);
+      stream.end(frame(body));
+    } catch (err) {
+      // The session closed under us (run() must never reject: nobody awaits it).
+      this.host.onError(err, "respond");
+      stream.destroy();
+    }
   }
 
   /** Answer `err` trailers-only (non-GrpcErrors as INTERNAL) unless already answered. */

@@ -272,6 +272,22 @@ describe("grpc server", () => {
     await waitFor(() => server.inFlight() === 0);
   });
 
+  it("stays up when a handler answers after its client's connection is gone", async () => {
+    let release: () => void = () => {};
+    handler = (input) =>
+      new Promise((resolve) => {
+        release = () => resolve(input);
+      });
+    const other = await rawSession(port);
+    void rawCall(other, { chunks: [hello] }).catch(() => {});
+    await waitFor(() => server.inFlight() === 1);
+    other.destroy();
+    await waitFor(() => server.inFlight() === 0);
+    release();
+    handler = async (input) => input;
+    expect((await rawCall(session, { chunks: [hello] })).grpcStatus).toBe(Status.OK);
+  });
+
   it("stays up after garbage bytes and a bad HTTP/2 preface on its port", async () => {
     await new Promise<void>((resolve) => {
       const sock = netConnect(port, "127.0.0.1", () =>
