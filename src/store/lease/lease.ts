@@ -10,7 +10,7 @@
  */
 import type { LeaseOptions, Policy } from "../../engine/types.js";
 
-/** Fixed-window tokens are not returned this close to the window end (local vs Redis clock). */
+/** Fixed-window tokens are not returned this close to the window end (at least; 10% of the period). */
 const RETURN_MARGIN_MS = 50;
 
 export class Lease {
@@ -60,7 +60,7 @@ export class Lease {
 
   /** Whether unspent tokens may still go back to the shared bucket (margin for clock skew). */
   returnable(nowMs: number): boolean {
-    return nowMs < this.windowEndMs - RETURN_MARGIN_MS;
+    return nowMs < this.windowEndMs - Math.max(RETURN_MARGIN_MS, this.policy.periodMs / 10);
   }
 
   /** Tokens to ask for when `need` more are needed now. */

@@ -115,6 +115,13 @@ export class LeasedStore implements Store {
 
     if (waiting.length > 0) {
       await Promise.all(refills);
+      // A request that joined another request's refill may still be short although the shared
+      // bucket had more: ask once more for what is missing (no false deny because a lease was small).
+      const short = waiting.filter(
+        (w) => w.lease.tokens < w.cost && !w.lease.failed && this.#o.clock.now() >= w.lease.emptyUntilMs,
+      );
+      if (short.length > 0)
+        await Promise.all(short.map((w) => this.#refill(w.lease, w.cost - w.lease.tokens)));
       for (const w of waiting) {
         const t = takes[w.index] as Take;
         if (w.lease.tokens >= w.cost) {
@@ -224,11 +231,13 @@ export class LeasedStore implements Store {
     const deadline = this.#o.grantDeadlineMs ?? 10;
     // A grant that answers after the deadline still lands in the lease (its tokens are taken either
     // way); the requests waiting for it have moved on to the inner store by then.
+    // Times are taken when the grant is sent: a fixed window's end is then never later than Redis' one.
+    const sentAt = this.#o.clock.now();
     const grant = this.#o.backend
       .grant({ key: lease.key, policy: lease.policy, cost: lease.want(need) })
       .then(
         (g) => {
-          lease.granted(this.#o.clock.now(), g.granted, g.remaining, g.resetAfterMs);
+          lease.granted(sentAt, g.granted, g.remaining, g.resetAfterMs);
           if (g.granted > 0) this.#metrics.leaseGranted(g.granted);
         },
         () => {

@@ -207,3 +207,12 @@ describe("leased fixed windows", () => {
     await store.close();
   });
 });
+
+describe("leased refills under concurrency", () => {
+  it("does not deny a large request that joined a small request's refill while the bucket has plenty", async () => {
+    const { store } = setup();
+    const [small, big] = await Promise.all([store.take([take(1)]), store.take([take(20)])]);
+    expect(small[0]?.allowed).toBe(true);
+    expect(big[0]?.allowed).toBe(true);
+  });
+});
