@@ -7,7 +7,7 @@
  * target and Redis. Per-request latencies come from `--log-file` (start µs, status, elapsed µs).
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -74,6 +74,7 @@ export async function load({ port, rounds, seconds, streams, rps, outDir, label 
     const procs = frames.map(async (frame, c) => {
       const base = join(outDir, `${label}-r${r}-c${c}`);
       writeFileSync(`${base}.body`, frame);
+      rmSync(`${base}.log`, { force: true }); // h2load appends to an existing log file
       const args = ["-c", "1", "-t", "1", "-m", String(streams), "-D", `${Math.round(seconds * 1000)}ms`];
       args.push("-d", `${base}.body`, "-H", "content-type: application/grpc", "-H", "te: trailers");
       args.push("--log-file", `${base}.log`);

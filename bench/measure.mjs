@@ -22,9 +22,28 @@ export function cpuMicrosAll(pids) {
   return pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
 }
 
-/** The value of an unlabelled counter in tollgate's /metrics (0 when absent). */
-export async function scrapeCounter(httpPort, name) {
-  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+/** tollgate's /metrics text. */
+export async function scrape(httpPort) {
+  return (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+}
+
+/** Sum of every series of metric `name` (labelled or not) in a Prometheus text exposition. */
+export function sumOf(text, name) {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+/** The tollgate counters a run reports, or zeros for a baseline (no /metrics). */
+export async function tollgateCounters(httpPort) {
+  if (!httpPort) return { roundTrips: 0, storeErrors: 0, degraded: 0 };
+  const text = await scrape(httpPort);
+  return {
+    roundTrips: sumOf(text, "tollgate_store_round_trips_total"),
+    storeErrors: sumOf(text, "tollgate_store_errors_total"),
+    degraded: sumOf(text, "tollgate_degraded"),
+  };
 }

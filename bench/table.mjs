@@ -32,6 +32,10 @@ const COLUMNS = [
     (r) => (r.redisCpuMicrosPerRequest === undefined ? "–" : fixed(r.redisCpuMicrosPerRequest, 1)),
   ],
   ["errors", (r) => String(r.failed)],
+  [
+    "store errors",
+    (r) => (r.storeErrors === undefined ? "–" : `${r.storeErrors}${r.degraded ? " DEGRADED" : ""}`),
+  ],
 ];
 
 /** Render rows as a Markdown table. */
@@ -53,5 +57,8 @@ export function renderNotes(opts) {
     "utime+stime delta ÷ requests; decisions/s/core = 1e6 ÷ that (one decision = one ShouldRateLimit call",
     `with 3 descriptors; target ≥ ${4 * REFERENCE_PER_CORE}, 4 × envoyproxy/ratelimit's ~${REFERENCE_PER_CORE}/core, other hardware).`,
     "Redis RT/req = Δ tollgate_store_round_trips_total ÷ requests; Redis CPU = all redis-server pids.",
+    "errors = h2load failed/errored streams; store errors = Δ tollgate_store_errors_total (DEGRADED: the",
+    "guard fell back to its failure policy, so that row did not measure Redis). Redis modes run with",
+    "--store-deadline 1s: at peak, queueing alone exceeds the 10 ms default (see bench/RESULTS.md).",
   ].join("\n");
 }
