@@ -237,3 +237,133 @@ export async function keysWithoutTtl(client: Redis): Promise<string[]> {
   } while (cursor !== "0");
   return bad;
 }
+
+/** One line of `CLUSTER NODES`, as far as failover tests need it. */
+export interface ClusterNodeInfo {
+  readonly id: string;
+  readonly port: number;
+  readonly role: "master" | "replica";
+  /** Id of the master this node replicates; `undefined` for a master. */
+  readonly masterId: string | undefined;
+  /** Whether the node is flagged `fail` or `fail?` by the node asked. */
+  readonly failing: boolean;
+  /** Slot ranges `[first, last]` served by a master. */
+  readonly slots: readonly (readonly [number, number])[];
+}
+
+/** Parse `CLUSTER NODES` as seen by the node on `port`. */
+export async function clusterNodes(port: number): Promise<ClusterNodeInfo[]> {
+  const { stdout } = await execFileAsync("redis-cli", ["-p", String(port), "CLUSTER", "NODES"], {
+    timeout: 1000,
+  });
+  return stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => {
+      const [id = "", addr = "", flags = "", master = "-", , , , , ...slots] = line.trim().split(" ");
+      const role = flags.split(",").includes("master") ? "master" : "replica";
+      return {
+        id,
+        port: Number(/:(\d+)@/.exec(addr)?.[1] ?? -1),
+        role,
+        masterId: master === "-" ? undefined : master,
+        failing: /(^|,)fail\??(,|$)/.test(flags),
+        slots: slots
+          .filter((s) => /^\d+(-\d+)?$/.test(s))
+          .map((s) => {
+            const [first, last] = s.split("-").map(Number);
+            return [first ?? 0, last ?? first ?? 0] as const;
+          }),
+      };
+    });
+}
+
+/** The node (of `cluster`) replicating the master on `masterPort`, as `asked` sees the cluster. */
+export async function replicaOf(
+  cluster: RedisCluster,
+  masterPort: number,
+  asked: number = masterPort,
+): Promise<RedisServer> {
+  const nodes = await clusterNodes(asked);
+  const master = nodes.find((n) => n.port === masterPort);
+  const replica = nodes.find((n) => n.masterId !== undefined && n.masterId === master?.id);
+  const server = cluster.nodes.find((n) => n.port === replica?.port);
+  if (!server) throw new Error(`no replica of the master on port ${masterPort}`);
+  return server;
+}
+
+/** One call of a `steadyCalls` stream: which loop made it, when it started and ended, and whether it succeeded. */
+export interface StreamCall {
+  readonly label: string;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly ok: boolean;
+}
+
+/** A running set of call loops (see `steadyCalls`). */
+export interface CallStream {
+  /** Calls finished so far. */
+  readonly log: readonly StreamCall[];
+  /** Stop every loop after its current call and return the whole log. */
+  stop(): Promise<readonly StreamCall[]>;
+}
+
+/**
+ * Run one sequential loop per label, each calling its function again `gapMs` after the last call
+ * settled, until `stop()` or `maxMs` (a safety bound: every loop ends by itself). Times are
+ * `performance.now()` milliseconds. For failover tests: traffic keeps flowing while a node dies.
+ */
+export function steadyCalls(opts: {
+  readonly calls: Readonly<Record<string, () => Promise<unknown>>>;
+  readonly gapMs: number;
+  readonly maxMs: number;
+}): CallStream {
+  const log: StreamCall[] = [];
+  const endBy = performance.now() + opts.maxMs;
+  let stopped = false;
+  const loops = Object.entries(opts.calls).map(async ([label, call]) => {
+    while (!stopped && performance.now() < endBy) {
+      const startedAt = performance.now();
+      const ok = await call().then(
+        () => true,
+        () => false,
+      );
+      log.push({ label, startedAt, endedAt: performance.now(), ok });
+      await delay(opts.gapMs);
+    }
+  });
+  return {
+    log,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+      return log;
+    },
+  };
+}
+
+/** How calls of `label` that started at or after `since` fared. */
+export interface OutageSummary {
+  readonly calls: number;
+  readonly failures: number;
+  /**
+   * From `since` to the end of the first successful call after the last failure; 0 when no call failed.
+   * Milliseconds.
+   */
+  readonly recoveredAfterMs: number;
+  /** Whether the last call of the label succeeded (it serves again). */
+  readonly servingAtEnd: boolean;
+}
+
+/** Summarise a stream log for one label since an event (e.g. the moment a master was killed). */
+export function outage(log: readonly StreamCall[], label: string, since: number): OutageSummary {
+  const calls = log.filter((c) => c.label === label && c.startedAt >= since);
+  const lastFailure = calls.map((c) => !c.ok).lastIndexOf(true);
+  const recovery = lastFailure === -1 ? undefined : calls.slice(lastFailure + 1).find((c) => c.ok);
+  return {
+    calls: calls.length,
+    failures: calls.filter((c) => !c.ok).length,
+    recoveredAfterMs: lastFailure === -1 ? 0 : recovery ? recovery.endedAt - since : Number.POSITIVE_INFINITY,
+    servingAtEnd: calls.at(-1)?.ok ?? false,
+  };
+}
