@@ -8,9 +8,13 @@ import type { AddressInfo } from "node:net";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
 import { loadConfig } from "./config/load.js";
+import { extendSchema } from "./config/schema.js";
 import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "./config/sections/ext-authz.js";
+import { loadTiers, TIERS_SCHEMA_ROWS } from "./config/sections/tiers.js";
+import { type ConfigWatcher, watchConfig } from "./config/watch.js";
 import { Engine } from "./engine/decide.js";
 import type { ExtAuthzRules } from "./engine/extract/rules.js";
+import { matchTier, type Tiers, tierOf } from "./engine/tiers.js";
 import { type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
@@ -19,6 +23,7 @@ import { createCheckMethod } from "./protocol/ext-authz.js";
 import { createGrpcServer, type GrpcServer } from "./protocol/grpc/server.js";
 import { HealthState, healthMethod } from "./protocol/health.js";
 import { createHttpServer, type HttpServer } from "./protocol/http.js";
+import { quotaRoutes } from "./protocol/quota.js";
 import { rlsMethod } from "./protocol/rls.js";
 import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
@@ -31,10 +36,19 @@ export interface App {
   readonly metrics: TollgateMetrics;
   /** The rules in force. */
   rules(): RuleSet;
-  /** Load the config again; on failure keep the old rules and return the problems. */
+  /** Load the config (and tenants file) again; on failure keep the old rules and return the problems. */
   reload(): Promise<{ ok: true } | { ok: false; problems: string[] }>;
+  /** The last reload (undefined before the first): when, and its problems when it failed. */
+  lastReload(): ReloadStatus | undefined;
   /** NOT_SERVING, GOAWAY, let in-flight calls finish (bounded by drainTimeout), close the store. */
   shutdown(): Promise<void>;
+}
+
+/** Outcome of the last reload, shown on `/rlconfig`. */
+export interface ReloadStatus {
+  readonly at: Date;
+  readonly ok: boolean;
+  readonly problems: readonly string[];
 }
 
 export async function startApp(settings: Settings, logger: Logger): Promise<App> {
@@ -43,21 +57,27 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
   const health = new HealthState();
   const loadOpts = {
     defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window",
-    schema: EXT_AUTHZ_SCHEMA,
+    schema: extendSchema(EXT_AUTHZ_SCHEMA, TIERS_SCHEMA_ROWS),
   };
-  /** Descriptor rules and ext_authz extraction rules come from one load and are swapped together. */
-  const loadAll = async (): Promise<{ rules: RuleSet; extAuthz: ExtAuthzRules }> => {
+  /** Descriptor rules, ext_authz extraction rules and tiers come from one load and are swapped together. */
+  const loadAll = async (): Promise<{ rules: RuleSet; extAuthz: ExtAuthzRules; tiers: Tiers }> => {
     const load = await loadConfig(settings.config, loadOpts);
     return {
       rules: load.ruleSet,
       extAuthz: extAuthzRulesOf(load, { maxValueBytes: settings.maxKeyValueBytes }),
+      tiers: await loadTiers(load, { ...loadOpts, tenantsPath: settings.tenants }),
     };
   };
 
   let loaded = await loadAll();
   metrics.reload("success");
   logger.info(
-    { config: settings.config, domains: loaded.rules.domains.size, files: loaded.rules.files.length },
+    {
+      config: settings.config,
+      domains: loaded.rules.domains.size,
+      files: loaded.rules.files.length,
+      tenants: loaded.tiers.tenants.size,
+    },
     "config loaded",
   );
 
@@ -78,6 +98,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
     retryAfterJitterSec: settings.retryAfterJitter,
     globalShadowMode: settings.shadowMode,
     defaultAlgorithm: loadOpts.defaultAlgorithm,
+    fallback: (domain, entries) => matchTier(loaded.tiers, domain, entries),
   });
   const bounds: QueryBounds = {
     maxDescriptors: settings.maxDescriptors,
@@ -105,21 +126,78 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
       : {}),
     onError: (err, where) => logger.debug({ err, where }, "grpc peer error"),
   });
+  let last: ReloadStatus | undefined;
+  const reloadLines = (): string[] => {
+    if (last === undefined) return [];
+    const when = `${last.ok ? "ok" : "FAILED, serving the previous rules"} at ${last.at.toISOString()}`;
+    return [`# last reload: ${when}`, ...last.problems.map((p) => `#   ${p}`)];
+  };
   const http: HttpServer = createHttpServer({
-    routes: httpRoutes({
-      health,
-      decide,
-      bounds,
-      metrics,
-      rulesText: () => describeRules(loaded.rules),
-      storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
-    }),
+    routes: new Map([
+      ...httpRoutes({
+        health,
+        decide,
+        bounds,
+        metrics,
+        rulesText: () => [...describeRules(loaded.rules), ...reloadLines()],
+        storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
+      }),
+      ...quotaRoutes({
+        decide,
+        bucketKeys: (q) => engine.bucketKeys(q),
+        reset: (keys) => built.store.reset(keys),
+        resetToken: settings.resetToken,
+        bounds,
+        tierOf: (domain, entries) => {
+          const tenant = entries.find((e) => e.key === loaded.tiers.tables.get(domain)?.tenantKey);
+          return tenant === undefined ? undefined : tierOf(loaded.tiers, domain, tenant.value);
+        },
+      }),
+    ]),
     maxBodyBytes: settings.maxMessageBytes,
     onError: (err) => logger.error({ err }, "http handler error"),
   });
   const grpcAddress = await grpc.listen(settings.grpcAddr.host, settings.grpcAddr.port);
   const httpAddress = await http.listen(settings.httpAddr.host, settings.httpAddr.port);
   health.setServing(true);
+
+  const reloadOnce = async (): Promise<{ ok: true } | { ok: false; problems: string[] }> => {
+    try {
+      loaded = await loadAll();
+      metrics.reload("success");
+      last = { at: new Date(clock.now()), ok: true, problems: [] };
+      logger.info(
+        {
+          domains: loaded.rules.domains.size,
+          files: loaded.rules.files.length,
+          tenants: loaded.tiers.tenants.size,
+        },
+        "config reloaded",
+      );
+      return { ok: true };
+    } catch (err) {
+      metrics.reload("failure");
+      const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
+      last = { at: new Date(clock.now()), ok: false, problems };
+      logger.error({ problems }, "config reload failed; keeping the previous rules");
+      return { ok: false, problems };
+    }
+  };
+  // One reload at a time: SIGHUP and the watcher queue behind each other, so the newest files win.
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reload = () => {
+    const next = reloading.then(reloadOnce);
+    reloading = next;
+    return next;
+  };
+  const watcher: ConfigWatcher = watchConfig({
+    paths: settings.tenants === "" ? [settings.config] : [settings.config, settings.tenants],
+    debounceMs: settings.reloadDebounce,
+    pollMs: settings.reloadPoll,
+    onChange: reload,
+    onError: (err) => logger.warn({ err }, "config watcher error; polling continues"),
+  });
+  await watcher.ready;
 
   let closing: Promise<void> | undefined;
   return {
@@ -128,24 +206,11 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
     health,
     metrics,
     rules: () => loaded.rules,
-    async reload() {
-      try {
-        loaded = await loadAll();
-        metrics.reload("success");
-        logger.info(
-          { domains: loaded.rules.domains.size, files: loaded.rules.files.length },
-          "config reloaded",
-        );
-        return { ok: true };
-      } catch (err) {
-        metrics.reload("failure");
-        const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
-        logger.error({ problems }, "config reload failed; keeping the previous rules");
-        return { ok: false, problems };
-      }
-    },
+    reload,
+    lastReload: () => last,
     shutdown() {
       closing ??= (async () => {
+        watcher.close();
         health.setServing(false);
         await grpc.drain(settings.drainTimeout);
         await http.close();

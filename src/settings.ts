@@ -258,6 +258,37 @@ export const SETTINGS = {
     unit: "ms",
     doc: "On SIGTERM/SIGINT, how long in-flight requests may take before exit.",
   }),
+  reloadDebounce: spec({
+    kind: "duration",
+    flag: "--reload-debounce",
+    env: "TOLLGATE_RELOAD_DEBOUNCE",
+    default: "250ms",
+    unit: "ms",
+    doc: "Quiet time after a change of the config or tenants files before they are reloaded (one reload per burst of writes).",
+  }),
+  reloadPoll: spec({
+    kind: "duration",
+    flag: "--reload-poll",
+    env: "TOLLGATE_RELOAD_POLL",
+    default: "5s",
+    unit: "ms",
+    doc: "Also check the config and tenants files for changes this often (fallback where file events are lost); `0s` = events only.",
+  }),
+  tenants: spec({
+    kind: "string",
+    flag: "--tenants",
+    env: "TOLLGATE_TENANTS",
+    default: "",
+    doc: "Tenant → tier file (`*.csv` `tenant,tier` lines, or a `*.yaml` map), reloaded like the config. See docs/config.md, Tiers.",
+  }),
+  resetToken: spec({
+    kind: "string",
+    flag: "--reset-token",
+    env: "TOLLGATE_RESET_TOKEN",
+    default: "",
+    secret: true,
+    doc: "Bearer token of `POST /v1/reset`; empty disables the reset route. Prefer the env var (flags show in `ps`).",
+  }),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
