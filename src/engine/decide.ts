@@ -6,7 +6,7 @@
 import type { Outcome, Store, Take } from "../store/store.js";
 import { type HeaderFormat, type HeaderStatus, rateLimitHeaders } from "./headers.js";
 import type { EngineMetrics } from "./metrics-port.js";
-import { type LimitedPlan, type Plan, Planner } from "./plan.js";
+import { type FallbackMatch, type LimitedPlan, type Plan, Planner, planKeys } from "./plan.js";
 import { otherShard } from "./shards.js";
 import { describe, noLimitStatus } from "./status.js";
 import type {
@@ -39,6 +39,8 @@ export interface EngineOptions {
   readonly defaultAlgorithm?: Algorithm;
   /** Uniform [0, 1) source for shard choice and jitter. @default Math.random */
   readonly random?: () => number;
+  /** Tried when the descriptor tree matches nothing: the tier lookup (engine/tiers.ts). */
+  readonly fallback?: FallbackMatch;
 }
 
 /** The buckets of one limited descriptor inside the request's take list. */
@@ -62,6 +64,7 @@ export class Engine {
     this.planner = new Planner({
       keyPrefix: deps.keyPrefix ?? "",
       defaultAlgorithm: deps.defaultAlgorithm ?? "gcra",
+      fallback: deps.fallback,
     });
     this.format = deps.headers ?? "legacy";
     this.jitterSec = deps.retryAfterJitterSec ?? 0;
@@ -81,6 +84,16 @@ export class Engine {
       // Failed decisions (store errors) are timed too: they are what a latency alert is for.
       this.deps.metrics.decisionSeconds((performance.now() - started) / 1000);
     }
+  }
+
+  /**
+   * The bucket keys this query would charge (every limit and shard of every matched descriptor),
+   * e.g. for `POST /v1/reset`. Charges and reads nothing.
+   */
+  bucketKeys(q: RateLimitQuery): string[] {
+    const domain = this.deps.rules().domains.get(q.domain);
+    if (!domain) return [];
+    return this.planner.plan(domain, q.descriptors, q.hitsAddend).flatMap(planKeys);
   }
 
   private async decide(q: RateLimitQuery): Promise<RateLimitAnswer> {

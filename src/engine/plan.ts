@@ -59,7 +59,15 @@ export interface PlanOptions {
   readonly keyPrefix: string;
   /** Algorithm of request-supplied limit overrides. */
   readonly defaultAlgorithm: Policy["algorithm"];
+  /** Consulted when the descriptor tree matches nothing (tier lookup, engine/tiers.ts). */
+  readonly fallback?: FallbackMatch | undefined;
 }
+
+/** A second matcher tried after the descriptor tree: the rule and the entries naming its bucket. */
+export type FallbackMatch = (
+  domain: string,
+  entries: readonly Entry[],
+) => { readonly rule: Rule; readonly bucketEntries: readonly Entry[] } | undefined;
 
 interface CompiledRule {
   readonly shards: number;
@@ -89,7 +97,10 @@ export class Planner {
 
   /** Match every descriptor, collect `replaces`, then plan each. */
   plan(domain: DomainRules, descriptors: readonly QueryDescriptor[], requestHits: number): Plan[] {
-    const matches = descriptors.map((d) => matchDescriptor(domain, d.entries));
+    const fallback = this.opts.fallback;
+    const matches = descriptors.map(
+      (d) => matchDescriptor(domain, d.entries) ?? fallback?.(domain.domain, d.entries),
+    );
     const replaced = new Set<string>();
     for (const m of matches) for (const name of m?.rule?.replaces ?? []) replaced.add(name);
     return descriptors.map((d, i) => {
@@ -171,4 +182,12 @@ export class Planner {
     }
     return h;
   }
+}
+
+/** Every bucket key a plan can charge: each limit, each shard. Empty for none/unlimited plans. */
+export function planKeys(plan: Plan): string[] {
+  if (plan.kind !== "limited") return [];
+  const keys: string[] = [];
+  for (const limit of plan.limits) for (const tail of limit.tails) keys.push(plan.keyBase + tail);
+  return keys;
 }

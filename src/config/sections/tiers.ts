@@ -1,0 +1,245 @@
+/**
+ * The `tiers` config section (docs/config.md, "Tiers"): per domain, limits per tier × route_class
+ * and a default tier. Types, unknown keys and positions are the schema walker's job; this file
+ * checks the rest (default tier defined, names unique, limits complete), reporting each problem with
+ * file, line, column and YAML path, and compiles a frozen `TierTable` per domain.
+ *
+ * ```yaml
+ * tiers:
+ *   default_tier: free
+ *   tiers:
+ *     - name: free
+ *       limits:
+ *         - route_class: read
+ *           rate_limit: { unit: minute, requests_per_unit: 100 }
+ *         - rate_limit: { unit: minute, requests_per_unit: 20 }   # any other class
+ * ```
+ */
+import type { TierLimits, Tiers, TierTable } from "../../engine/tiers.js";
+import { type Algorithm, type Rule, UNIT_MS, type Unit } from "../../engine/types.js";
+import type { LoadResult, ParsedDocument } from "../document.js";
+import { ConfigError, type ConfigProblem } from "../errors.js";
+import type { FieldDef } from "../schema.js";
+import { loadTenants } from "../tenants.js";
+import { type CheckedObject, childPath } from "../walk.js";
+
+const T = "tiers";
+const str = { kind: "string", nonEmpty: true } as const;
+const LIMIT_CONTEXT = "rate_limits";
+
+/** Schema rows of the section. A limit reuses the `rate_limits` item fields (unit, requests_per_unit, …). */
+export const TIERS_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze([
+  { name: "tiers", in: ["root"], type: { kind: "object", context: T } },
+  { name: "default_tier", in: [T], type: str, required: true },
+  { name: "tenant_key", in: [T], type: str },
+  { name: "route_class_key", in: [T], type: str },
+  { name: "tiers", in: [T], type: { kind: "list", context: `${T}_tier` }, required: true },
+  { name: "name", in: [`${T}_tier`], type: str, required: true },
+  { name: "limits", in: [`${T}_tier`], type: { kind: "list", context: `${T}_limit` }, required: true },
+  { name: "route_class", in: [`${T}_limit`], type: str },
+  { name: "rate_limit", in: [`${T}_limit`], type: { kind: "object", context: LIMIT_CONTEXT } },
+  { name: "rate_limits", in: [`${T}_limit`], type: { kind: "list", context: LIMIT_CONTEXT } },
+]);
+
+const text = (o: CheckedObject, k: string) => o.values.get(k) as string | undefined;
+const items = (o: CheckedObject, k: string) =>
+  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+/** Metric-safe path segment. */
+const segment = (s: string) => s.replace(/[^\w.*:/@+-]/g, "_");
+
+interface Context {
+  readonly file: string;
+  readonly domain: string;
+  readonly defaultAlgorithm: Algorithm;
+  readonly problems: ConfigProblem[];
+}
+
+function problem(ctx: Context, o: CheckedObject, k: string | undefined, message: string): void {
+  const pos = (k === undefined ? undefined : o.valuePos.get(k)) ?? o.pos;
+  const path = k === undefined ? o.path : childPath(o.path, k);
+  ctx.problems.push({ file: ctx.file, line: pos.line, column: pos.column, path, message });
+}
+
+function nonEmpty(ctx: Context, o: CheckedObject, k: string): string | undefined {
+  const v = text(o, k);
+  if (v === "") problem(ctx, o, k, "must not be empty");
+  return v === "" ? undefined : v;
+}
+
+function ruleLimit(ctx: Context, l: CheckedObject): Rule["limits"][number] | undefined {
+  for (const k of ["unit", "requests_per_unit"])
+    if (!l.valuePos.has(k)) problem(ctx, l, undefined, `missing required key "${k}"`);
+  const algorithm = (text(l, "algorithm") as Algorithm | undefined) ?? ctx.defaultAlgorithm;
+  const burst = l.values.get("burst") as number | undefined;
+  if (algorithm === "fixed_window" && l.valuePos.has("burst"))
+    problem(
+      ctx,
+      l,
+      "burst",
+      "is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
+    );
+  const unit = text(l, "unit") as Unit | undefined;
+  const rpu = l.values.get("requests_per_unit") as number | undefined;
+  if (unit === undefined || rpu === undefined) return undefined;
+  const policy = Object.freeze({
+    algorithm,
+    limit: rpu,
+    periodMs: UNIT_MS[unit],
+    burst: algorithm === "fixed_window" ? rpu : (burst ?? rpu),
+  });
+  return Object.freeze({ name: text(l, "name"), unit, requestsPerUnit: rpu, policy });
+}
+
+function rule(ctx: Context, item: CheckedObject, path: string): Rule | undefined {
+  const single = item.values.get("rate_limit") as CheckedObject | undefined;
+  const many = item.valuePos.has("rate_limits") ? items(item, "rate_limits") : undefined;
+  if (item.valuePos.has("rate_limit") === (many !== undefined)) {
+    problem(ctx, item, undefined, 'needs exactly one of "rate_limit" or "rate_limits"');
+    return undefined;
+  }
+  if (many !== undefined && many.length === 0)
+    problem(ctx, item, "rate_limits", "must contain at least one limit");
+  const specs = single === undefined ? (many ?? []) : [single];
+  const limits = specs.map((l) => ruleLimit(ctx, l));
+  if (limits.length === 0 || limits.some((l) => l === undefined)) return undefined;
+  return Object.freeze({
+    domain: ctx.domain,
+    path,
+    limits: Object.freeze(limits as Rule["limits"][number][]),
+    unlimited: false,
+    shadowMode: false,
+    quotaMode: false,
+    detailedMetric: false,
+    valueToMetric: false,
+    replaces: Object.freeze([]),
+    shards: 1,
+    lease: undefined,
+    onStoreError: undefined,
+    source: Object.freeze({ file: ctx.file, line: item.pos.line }),
+  });
+}
+
+function tier(ctx: Context, t: CheckedObject, name: string): TierLimits {
+  const byClass = new Map<string, Rule>();
+  const lines = new Map<string, number>();
+  let fallback: Rule | undefined;
+  let fallbackLine = 0;
+  const list = items(t, "limits");
+  if (t.values.has("limits") && list.length === 0) problem(ctx, t, "limits", "must list at least one limit");
+  for (const item of list) {
+    const cls = text(item, "route_class");
+    if (cls === "") {
+      problem(ctx, item, "route_class", "must not be empty (leave it out for the tier's other classes)");
+      continue;
+    }
+    const first = cls === undefined ? fallbackLine : lines.get(cls);
+    if (first !== undefined && first > 0) {
+      const what = cls === undefined ? "limit without route_class" : `route_class "${cls}"`;
+      problem(
+        ctx,
+        item,
+        cls === undefined ? undefined : "route_class",
+        `duplicate ${what} (first at line ${first})`,
+      );
+      continue;
+    }
+    const classPart = cls === undefined ? "" : `.route_class_${segment(cls)}`;
+    const compiled = rule(ctx, item, `${ctx.domain}.tiers.${segment(name)}${classPart}`);
+    if (cls === undefined) {
+      fallbackLine = item.pos.line;
+      fallback = compiled;
+    } else {
+      lines.set(cls, item.pos.line);
+      if (compiled !== undefined) byClass.set(cls, compiled);
+    }
+  }
+  return Object.freeze({ name, byClass, fallback });
+}
+
+function table(ctx: Context, section: CheckedObject): TierTable | undefined {
+  const tiers = new Map<string, TierLimits>();
+  const lines = new Map<string, number>();
+  const list = items(section, "tiers");
+  if (section.values.has("tiers") && list.length === 0)
+    problem(ctx, section, "tiers", "must list at least one tier");
+  for (const t of list) {
+    const name = nonEmpty(ctx, t, "name");
+    if (name === undefined) continue;
+    const first = lines.get(name);
+    if (first !== undefined) {
+      problem(ctx, t, "name", `duplicate tier "${name}" (first at line ${first})`);
+      continue;
+    }
+    lines.set(name, t.pos.line);
+    tiers.set(name, tier(ctx, t, name));
+  }
+  const defaultTier = nonEmpty(ctx, section, "default_tier");
+  if (defaultTier !== undefined && list.length > 0 && !lines.has(defaultTier)) {
+    const known = [...lines.keys()].join(", ");
+    problem(
+      ctx,
+      section,
+      "default_tier",
+      `names no tier of this section ("${defaultTier}"; defined: ${known})`,
+    );
+    return undefined;
+  }
+  if (defaultTier === undefined) return undefined;
+  return Object.freeze({
+    domain: ctx.domain,
+    tenantKey: nonEmpty(ctx, section, "tenant_key") ?? "tenant",
+    classKey: nonEmpty(ctx, section, "route_class_key") ?? "route_class",
+    defaultTier,
+    tiers,
+  });
+}
+
+/** Options of {@link compileTiers}. */
+export interface CompileTiersOptions {
+  /** Algorithm of limits that do not name one (setting `--default-algorithm`). @default "gcra" */
+  readonly defaultAlgorithm?: Algorithm;
+}
+
+/**
+ * Check and compile the `tiers` section of every document, appending problems to `problems`.
+ * @returns domain → its tier table (domains without the section are absent).
+ */
+export function compileTiers(
+  documents: readonly ParsedDocument[],
+  problems: ConfigProblem[],
+  opts: CompileTiersOptions = {},
+): Map<string, TierTable> {
+  const tables = new Map<string, TierTable>();
+  for (const doc of documents) {
+    const section = doc.root?.values.get("tiers") as CheckedObject | undefined;
+    if (section === undefined || doc.domain === undefined) continue;
+    const ctx = {
+      file: doc.file,
+      domain: doc.domain.domain,
+      defaultAlgorithm: opts.defaultAlgorithm ?? "gcra",
+      problems,
+    };
+    const compiled = table(ctx, section);
+    if (compiled !== undefined) tables.set(ctx.domain, compiled);
+  }
+  return tables;
+}
+
+/** Options of {@link loadTiers}. */
+export interface LoadTiersOptions extends CompileTiersOptions {
+  /** The tenants file (setting `--tenants`); empty = no tenants, every tenant gets the default tier. */
+  readonly tenantsPath: string;
+}
+
+/**
+ * Compile the `tiers` sections of a successful config load and read the tenants file against them.
+ * Throws ConfigError with every problem (of the sections, else of the tenants file).
+ */
+export async function loadTiers(load: LoadResult, opts: LoadTiersOptions): Promise<Tiers> {
+  const problems: ConfigProblem[] = [];
+  const tables = compileTiers(load.documents, problems, opts);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const knownTiers = new Set([...tables.values()].flatMap((t) => [...t.tiers.keys()]));
+  const tenants = opts.tenantsPath === "" ? new Map() : await loadTenants(opts.tenantsPath, { knownTiers });
+  return Object.freeze({ tables, tenants });
+}
