@@ -9,7 +9,7 @@
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
  *   --cpu-prof DIR    run tollgate under `node --cpu-prof`, profiles in DIR
  *   --json FILE       also write the results as JSON
- *   --smoke           a few seconds in total: duration 0.3, no warm-up, 4 connections, 1 round
+ *   --smoke           a few seconds in total: 0.5 s warm-up and runs, 4 connections, 1 round
  */
 import { parseArgs } from "node:util";
 
@@ -53,8 +53,8 @@ export function parseOptions(argv) {
     smoke,
     modes: list(values.modes, ALL_MODES, "--modes"),
     scenarios: list(values.scenarios, ALL_SCENARIOS, "--scenarios"),
-    duration: positive(values.duration ?? (smoke ? "0.3" : "10"), "--duration"),
-    warmup: positive(values.warmup ?? (smoke ? "0" : "2"), "--warmup"),
+    duration: positive(values.duration ?? (smoke ? "0.5" : "10"), "--duration"),
+    warmup: positive(values.warmup ?? (smoke ? "0.5" : "2"), "--warmup"),
     connections: Math.max(
       1,
       Math.round(positive(values.connections ?? (smoke ? "4" : "16"), "--connections")),

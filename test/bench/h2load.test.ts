@@ -40,7 +40,7 @@ describe("bench options", () => {
 
   it("shortens everything in smoke mode but keeps explicit flags", () => {
     const o = parseOptions(["--smoke", "--connections", "2"]);
-    expect([o.duration, o.warmup, o.connections, o.rounds]).toEqual([0.3, 0, 2, 1]);
+    expect([o.duration, o.warmup, o.connections, o.rounds]).toEqual([0.5, 0.5, 2, 1]);
   });
 
   it("names the flag and the choices when a mode is unknown", () => {
