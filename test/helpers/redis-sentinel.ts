@@ -16,11 +16,18 @@ export interface RedisSentinel {
   stop(): Promise<void>;
 }
 
-/** Start `redis-server --sentinel` monitoring the master on `masterPort` as `masterName`. */
-export async function startSentinel(opts: {
-  masterPort: number;
-  masterName: string;
-}): Promise<RedisSentinel> {
+/** What a test sentinel monitors and how quickly it acts. */
+export interface StartSentinelOptions {
+  readonly masterPort: number;
+  readonly masterName: string;
+  /** `down-after-milliseconds`: how long the master may be silent before it is down. @default 1000 (ms) */
+  readonly downAfterMs?: number;
+  /** `failover-timeout`: bound of one failover attempt (also the pause before a retry). @default 10000 (ms) */
+  readonly failoverTimeoutMs?: number;
+}
+
+/** Start `redis-server --sentinel` monitoring the master on `masterPort` as `masterName` (quorum 1). */
+export async function startSentinel(opts: StartSentinelOptions): Promise<RedisSentinel> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), `tollgate-sentinel-${port}-`));
   const conf = join(dir, "sentinel.conf");
@@ -32,7 +39,8 @@ export async function startSentinel(opts: {
       "bind 127.0.0.1",
       `dir ${dir}`,
       `sentinel monitor ${opts.masterName} 127.0.0.1 ${opts.masterPort} 1`,
-      `sentinel down-after-milliseconds ${opts.masterName} 1000`,
+      `sentinel down-after-milliseconds ${opts.masterName} ${opts.downAfterMs ?? 1000}`,
+      `sentinel failover-timeout ${opts.masterName} ${opts.failoverTimeoutMs ?? 10_000}`,
       "",
     ].join("\n"),
   );

@@ -103,6 +103,10 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
       sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
       name: target.masterName,
       db: target.db,
+      // Subscribe to the sentinels' +switch-master and reconnect at once. Without it the client stays
+      // on a demoted master that is still up (after SENTINEL FAILOVER) and keeps writing there until
+      // the sentinel reconfigures it, up to ~10 s later (test/store/redis/redis-sentinel-failover.test.ts).
+      failoverDetector: true,
     });
   }
   const clusterOptions: ClusterOptions = {
