@@ -43,12 +43,15 @@ declare module "ioredis" {
   }
 }
 
+/** Calls over up to this many keys use a defined (EVALSHA) command; larger ones use EVAL. */
+export const MAX_DEFINED_KEYS = 64;
+
 /** Directory of the .lua files: `<package root>/lua` (three levels above src/store/redis or dist/store/redis). */
 export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "lua");
 
 /**
  * The tollgate scripts registered on one client. Script bodies are read once at construction (a
- * missing file fails startup, not a request); commands per key count are defined on first use.
+ * missing file fails startup, not a request); commands for 1..MAX_DEFINED_KEYS keys are defined then too.
  */
 export class Scripts {
   readonly #client: Redis | Cluster;
@@ -64,6 +67,19 @@ export class Scripts {
       tollgateRefund: load(SCRIPTS.tollgateRefund),
       tollgateLease: load(SCRIPTS.tollgateLease),
     };
+    // Define every command up front. ioredis' auto-pipelining builds a Pipeline per node and tick
+    // from the commands the client has *then*; a command defined later (say the first 3-key GCRA call
+    // under load) is missing on a pending Pipeline, the queuing throws, and the pipeline's callbacks
+    // shift out of alignment: "results[i] is not iterable", an uncaught exception
+    // (redis/ioredis#1931). Calls over more keys than this use the built-in EVAL instead.
+    for (const script of Object.keys(SCRIPTS) as ScriptName[]) {
+      const most = script === "tollgateLease" ? 1 : MAX_DEFINED_KEYS;
+      for (let keys = 1; keys <= most; keys++) {
+        const name: `${ScriptName}${number}` = `${script}${keys}`;
+        this.#client.defineCommand(name, { lua: this.#lua[script], numberOfKeys: keys });
+        this.#defined.add(name);
+      }
+    }
   }
 
   /** Run the take script of `algorithm` over one slot's takes. */
@@ -105,8 +121,8 @@ export class Scripts {
   #command(script: ScriptName, keys: number): (...keysThenArgv: (string | number)[]) => Promise<unknown> {
     const name: `${ScriptName}${number}` = `${script}${keys}`;
     if (!this.#defined.has(name)) {
-      this.#client.defineCommand(name, { lua: this.#lua[script], numberOfKeys: keys });
-      this.#defined.add(name);
+      const lua = this.#lua[script];
+      return (...keysThenArgv) => this.#client.eval(lua, keys, ...keysThenArgv);
     }
     const command = this.#client[name];
     if (!command) throw new Error(`ioredis did not define the command ${name}`);
