@@ -140,7 +140,9 @@ export class Planner {
       const limit = {
         reported: { requestsPerUnit: rpu, unit: d.limit.unit, name: undefined },
         policies: [policy],
-        tails: [keyTail(policy.algorithm, 0)],
+        // Its own bucket: an override read with the configured limit's math (or the reverse) would
+        // be wrong, so its key names the override (e.g. `}:og100_minute`).
+        tails: [`}:o${policy.algorithm === "gcra" ? "g" : "f"}${rpu}_${d.limit.unit}`],
       };
       const keyBase = this.head(domain) + entriesPart(d.entries);
       const flags = { shadow: false, quota: false, lease: undefined };

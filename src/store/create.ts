@@ -27,6 +27,8 @@ export interface StoreSettings {
   readonly breakerFailures: number;
   readonly breakerOpen: number;
   readonly instances: number;
+  /** `--key-prefix`: the heartbeat key is per deployment too. */
+  readonly keyPrefix: string;
   /** Default lease size (0 = off) and ttl in ms, for rules without `lease`. */
   readonly leaseSize: number;
   readonly leaseTtl: number;
@@ -65,6 +67,7 @@ export function createStore(
   const registry = new InstanceRegistry({
     redis: heartbeatClient,
     id: randomUUID(),
+    key: `${s.keyPrefix}tl:v1:{instances}`,
     clock: deps.clock,
     ...(s.instances > 0 ? { pinned: s.instances } : {}),
     onCount: (n) => deps.metrics.instances(n),

@@ -14,7 +14,7 @@ import type { StoreContractOptions, StoreHarness } from "./harness.js";
 export type { StoreContractOptions, StoreHarness } from "./harness.js";
 
 /** Real ms that may pass between two calls of a real-time backend. */
-const SLACK_MS = 25;
+const SLACK_MS = 60;
 
 const gcra = (limit: number, periodMs: number, burst: number): Policy => ({
   algorithm: "gcra",

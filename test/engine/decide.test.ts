@@ -221,3 +221,17 @@ descriptors:
     expect(both.overallCode).toBe("OVER_LIMIT");
   });
 });
+
+describe("request-supplied overrides", () => {
+  it("count in their own bucket, never in the configured limit's", async () => {
+    const { engine } = engineFor(
+      "domain: o\ndescriptors:\n  - key: user\n    rate_limit: { unit: second, requests_per_unit: 10 }\n",
+    );
+    const override = desc("user=u", { limit: { requestsPerUnit: 1, unit: "hour" } });
+    expect((await engine.shouldRateLimit(query("o", [override]))).overallCode).toBe("OK");
+    expect((await engine.shouldRateLimit(query("o", [override]))).overallCode).toBe("OVER_LIMIT");
+    const configured = await engine.shouldRateLimit(query("o", [desc("user=u")]));
+    expect(configured.overallCode).toBe("OK");
+    expect(configured.statuses[0]?.limitRemaining).toBe(9);
+  });
+});

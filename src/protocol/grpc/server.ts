@@ -98,10 +98,22 @@ function refuse(
   stream.resume();
 }
 
-/** An idle connection: GOAWAY first; destroyed if it is still idle the next time. */
-function onIdle(session: Http2Session): void {
-  if (session.closed) session.destroy();
-  else session.close();
+/**
+ * An idle connection: GOAWAY first; destroyed one idle period later if it has not closed by then
+ * (Node's session timeout does not fire again on a closing session, so a peer that stalled inside a
+ * frame would otherwise hold its connection and its in-flight slot forever).
+ */
+function onIdleAfter(idleTimeoutMs: number): (session: Http2Session) => void {
+  return (session) => {
+    if (session.closed) {
+      session.destroy();
+      return;
+    }
+    session.close();
+    const timer = setTimeout(() => session.destroy(), idleTimeoutMs);
+    timer.unref();
+    session.once("close", () => clearTimeout(timer));
+  };
 }
 
 /** Create (not yet listening) a unary gRPC server for `opts.methods`. */
@@ -141,7 +153,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const idleTimeoutMs = opts.idleTimeoutMs ?? 300_000;
   if (idleTimeoutMs > 0) {
     server.setTimeout(idleTimeoutMs);
-    server.on("timeout", onIdle);
+    server.on("timeout", onIdleAfter(idleTimeoutMs));
   }
   server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     stream.on("error", onStreamError);

@@ -87,6 +87,8 @@ export class LeasedStore implements Store {
         return;
       }
       const lease = this.#lease(t, options, now);
+      // Tokens of a fixed window that has ended (a refill kept the lease) may not be spent.
+      if (now >= lease.windowEndMs) lease.tokens = 0;
       if (lease.tokens >= t.cost) {
         lease.tokens -= t.cost;
         reserved.push({ lease, cost: t.cost });

@@ -350,6 +350,28 @@ describe("grpc server", () => {
     },
   );
 
+  it("frees the in-flight slot of a call stalled inside its message once the connection stays idle", async () => {
+    await server.close();
+    session.destroy();
+    await start({ idleTimeoutMs: 50 });
+    const stalled = await rawSession(port);
+    const stream = stalled.request({
+      ":method": "POST",
+      ":path": "/test.Echo/Say",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    stream.on("error", () => {});
+    stream.write(hello.subarray(0, 3)); // half a frame, no grpc-timeout, never finished
+    await new Promise((r) => setTimeout(r, 20));
+    expect(server.inFlight()).toBe(1);
+    const deadline = Date.now() + 2000;
+    while (server.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(server.inFlight()).toBe(0);
+    stalled.destroy();
+    session = await rawSession(port);
+  });
+
   it("drains: sends GOAWAY, finishes calls in flight, then closes", async () => {
     let release: () => void = () => {};
     handler = (input) =>
