@@ -17,23 +17,29 @@ const pem: Record<string, Buffer> = {};
 async function makeCerts(): Promise<void> {
   dir = await mkdtemp(join(tmpdir(), "tollgate-tls-"));
   const ssl = (...args: string[]) => run("openssl", args, { cwd: dir, timeout: 10_000 });
-  await ssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=tollgate-test-ca",
-  );
+  // Two CAs: ours, and another one whose client certificate our server must not accept.
+  for (const ca of ["ca", "other-ca"])
+    await ssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      `${ca}.key`,
+      "-out",
+      `${ca}.crt`,
+      "-days",
+      "1",
+      "-subj",
+      `/CN=tollgate-test-${ca}`,
+    );
   await writeFile(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  for (const name of ["server", "client"]) {
+  for (const [name, ca] of [
+    ["server", "ca"],
+    ["client", "ca"],
+    ["other-client", "other-ca"],
+  ] as const) {
     await ssl(
       "req",
       "-newkey",
@@ -52,9 +58,9 @@ async function makeCerts(): Promise<void> {
       "-in",
       `${name}.csr`,
       "-CA",
-      "ca.crt",
+      `${ca}.crt`,
       "-CAkey",
-      "ca.key",
+      `${ca}.key`,
       "-CAcreateserial",
       "-out",
       `${name}.crt`,
@@ -64,7 +70,15 @@ async function makeCerts(): Promise<void> {
       "san.ext",
     );
   }
-  for (const f of ["ca.crt", "server.crt", "server.key", "client.crt", "client.key"])
+  for (const f of [
+    "ca.crt",
+    "server.crt",
+    "server.key",
+    "client.crt",
+    "client.key",
+    "other-client.crt",
+    "other-client.key",
+  ])
     pem[f] = await readFile(join(dir, f));
 }
 
@@ -111,6 +125,26 @@ describe("grpc server over TLS", () => {
   it("with a client CA, refuses a client without a certificate", async () => {
     const address = await serve({ cert: get("server.crt"), key: get("server.key"), clientCa: get("ca.crt") });
     const client = createHealthClient(address, { ca: get("ca.crt") });
+    const err = await callError(client.check(""));
+    expect(err.code).toBe(Status.UNAVAILABLE);
+    client.close();
+  });
+
+  it("with a client CA, refuses a client whose certificate another CA signed", async () => {
+    const address = await serve({ cert: get("server.crt"), key: get("server.key"), clientCa: get("ca.crt") });
+    const client = createHealthClient(address, {
+      ca: get("ca.crt"),
+      cert: get("other-client.crt"),
+      key: get("other-client.key"),
+    });
+    const err = await callError(client.check(""));
+    expect(err.code).toBe(Status.UNAVAILABLE);
+    client.close();
+  });
+
+  it("refuses a plaintext h2c client on the TLS port", async () => {
+    const address = await serve({ cert: get("server.crt"), key: get("server.key") });
+    const client = createHealthClient(address);
     const err = await callError(client.check(""));
     expect(err.code).toBe(Status.UNAVAILABLE);
     client.close();
