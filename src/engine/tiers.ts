@@ -69,8 +69,15 @@ export function matchTier(tiers: Tiers, domain: string, entries: readonly Entry[
   const limits =
     (name === undefined ? undefined : table.tiers.get(name)) ?? table.tiers.get(table.defaultTier);
   if (limits === undefined) return undefined;
-  const rule = (routeClass === undefined ? undefined : limits.byClass.get(routeClass)) ?? limits.fallback;
-  return rule === undefined ? undefined : { rule, tier: limits.name, bucketEntries: entries };
+  const listed = routeClass === undefined ? undefined : limits.byClass.get(routeClass);
+  const rule = listed ?? limits.fallback;
+  if (rule === undefined) return undefined;
+  // The bucket is named in a fixed order (tenant, then class), whatever order Envoy's actions sent
+  // the entries in, so one tenant's quota is never split in two. Classes the tier does not list
+  // share one fallback bucket (`*`): invented route_class values get no fresh quota.
+  const bucketEntries: Entry[] = [{ key: table.tenantKey, value: tenant }];
+  if (routeClass !== undefined) bucketEntries.push({ key: table.classKey, value: listed ? routeClass : "*" });
+  return { rule, tier: limits.name, bucketEntries };
 }
 
 /** The tier a tenant is served by in a domain (for `/v1/quota` and `explain`); undefined without tiers. */

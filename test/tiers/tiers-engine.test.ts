@@ -102,3 +102,27 @@ describe("tier lookup in the engine", () => {
     expect(plain.statuses[0]?.currentLimit?.requestsPerUnit).toBe(10);
   });
 });
+
+describe("tier buckets", () => {
+  const tenantsOf = (pairs: Record<string, string>) => new Map(Object.entries(pairs));
+
+  it("are the same whatever order the tenant and route_class entries arrive in", async () => {
+    const { engine } = tierEngine(compileText(EDGE, tenantsOf({})));
+    await engine.shouldRateLimit(q({ tenant: "t1", route_class: "read" }, 6));
+    const reversed = await engine.shouldRateLimit(q({ route_class: "read", tenant: "t1" }, 1));
+    expect(reversed.statuses[0]?.limitRemaining).toBe(3); // 10 − 6 − 1: one bucket, not two
+  });
+
+  it("share one fallback bucket for every route_class the tier does not list", async () => {
+    const { engine } = tierEngine(compileText(EDGE, tenantsOf({})));
+    expect((await engine.shouldRateLimit(q({ tenant: "t2", route_class: "made-up-1" }))).overallCode).toBe(
+      "OK",
+    );
+    expect((await engine.shouldRateLimit(q({ tenant: "t2", route_class: "made-up-2" }))).overallCode).toBe(
+      "OK",
+    );
+    expect((await engine.shouldRateLimit(q({ tenant: "t2", route_class: "made-up-3" }))).overallCode).toBe(
+      "OVER_LIMIT",
+    );
+  });
+});
