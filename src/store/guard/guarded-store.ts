@@ -121,8 +121,22 @@ export class GuardedStore implements Store {
     }
   }
 
-  ready(): Promise<void> {
-    return this.#inner.ready();
+  /**
+   * Waits for the inner store, but never fails: a store that is down at boot must not keep the service
+   * from starting, since the guard answers by policy until it comes back (the breaker probes as usual).
+   * The failure is logged once and recorded as the last error.
+   */
+  async ready(): Promise<void> {
+    try {
+      await this.#inner.ready();
+    } catch (err) {
+      const e = asStoreError(err);
+      this.#events.storeError(e.code);
+      this.#logger.warn(
+        { code: e.code, err: e.message, defaultPolicy: this.#defaultPolicy },
+        "store not ready at start: serving by the failure policy until it answers",
+      );
+    }
   }
 
   async close(): Promise<void> {
