@@ -46,12 +46,15 @@ export interface OutageSetup {
 /** Define the suite `title` over `setup`. */
 export function outageSuite(title: string, setup: OutageSetup): void {
   describe(title, () => {
-    let run: OutageRun;
+    let run: OutageRun & { brokenFromStart: boolean };
     let stop: (() => Promise<void>) | undefined;
     beforeAll(async () => {
       const prepared = await setup.prepare();
       stop = prepared.stop;
-      run = await runOutage(prepared.plan, OPEN_BOUND_S);
+      run = {
+        ...(await runOutage(prepared.plan, OPEN_BOUND_S)),
+        brokenFromStart: prepared.plan.brokenFromStart === true,
+      };
     });
     afterAll(async () => {
       await run?.close();
@@ -67,7 +70,8 @@ export function outageSuite(title: string, setup: OutageSetup): void {
       expect(bad).toEqual([]);
     });
 
-    it("decides from the store while it is healthy (a rare missed deadline is answered by policy)", () => {
+    it("decides from the store while it is healthy (a rare missed deadline is answered by policy)", (ctx) => {
+      if (run.brokenFromStart) ctx.skip();
       const before = run.records.filter((r) => r.at + r.latencyMs < run.faultAt);
       expect(before.length).toBeGreaterThan(10);
       const byPolicy = before.filter((r) => !followsStore(r.label as PolicyName, r));
@@ -102,12 +106,15 @@ export function outageSuite(title: string, setup: OutageSetup): void {
     it("is back on the store within 2 s of its return (when the scenario mends it)", (ctx) => {
       if (Number.isNaN(run.restoredAt)) ctx.skip();
       expect(run.recoveredAt - run.restoredAt).toBeLessThan(2000);
-      // After recovery deny/error answers are the store's again: fresh tenants get OK.
+      // After recovery deny/error answers are the store's again (fresh tenants get OK), but for a rare
+      // missed deadline on a starved machine, which must get its policy answer.
       const strict = sentIn(run.records, run.recoveredAt + 50, Number.POSITIVE_INFINITY).filter(
         (r) => r.label === "deny" || r.label === "error",
       );
       expect(strict.length).toBeGreaterThan(5);
-      expect(strict.filter((r) => r.code !== "OK")).toEqual([]);
+      const missed = strict.filter((r) => r.code !== "OK");
+      expect(missed.filter((r) => !followsPolicy(r.label as PolicyName, r))).toEqual([]);
+      expect(missed.length).toBeLessThanOrEqual(strict.length * 0.05);
     });
 
     it("reports what it measured", () => {

@@ -20,6 +20,11 @@ export interface OutagePlan {
   /** Sends one call every this many ms. @default 8 */
   readonly everyMs?: number;
   readonly fault: () => Promise<void>;
+  /**
+   * The store is broken before the service starts (`fault` is then a no-op at time 0): no warm-up,
+   * no healthy phase. @default false
+   */
+  readonly brokenFromStart?: boolean;
   /** Bring the store back; omit for a fault that is not mended in the scenario. */
   readonly restore?: () => Promise<void>;
 }
@@ -89,10 +94,12 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
   let client: RlsClient | undefined;
   try {
     client = rlsClient(svc.grpcPort);
-    await warmUp(svc, client);
-    await exhaustHot(client);
+    if (plan.brokenFromStart !== true) {
+      await warmUp(svc, client);
+      await exhaustHot(client);
+    }
     const load = steadyLoad({ clients: [client], everyMs: plan.everyMs ?? 8, shot: policyShot });
-    await pause(plan.warmMs ?? 400);
+    await pause(plan.brokenFromStart === true ? 0 : (plan.warmMs ?? 400));
     const faultAt = load.now();
     await plan.fault();
     await pause(Math.max(0, faultAt + 100 - load.now()));
