@@ -125,6 +125,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
         }
       : {}),
     onError: (err, where) => logger.debug({ err, where }, "grpc peer error"),
+    events: metrics,
   });
   let last: ReloadStatus | undefined;
   const reloadLines = (): string[] => {

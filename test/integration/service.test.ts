@@ -87,6 +87,29 @@ describe("the service over HTTP", () => {
     );
   });
 
+  it("counts gRPC calls refused for bad input in the rejected-requests metric", async () => {
+    const session = connect(`http://${svc.grpcAddress}`);
+    const msg = toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, { domain: "" }));
+    const frame = Buffer.alloc(5 + msg.length);
+    frame.writeUInt32BE(msg.length, 1);
+    frame.set(msg, 5);
+    const status = await new Promise<unknown>((resolve) => {
+      const s = session.request({
+        ":method": "POST",
+        ":path": "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+        "content-type": "application/grpc",
+      });
+      s.on("response", (h) => resolve(h["grpc-status"]));
+      s.on("data", () => {});
+      s.end(frame);
+    });
+    session.close();
+    expect(status).toBe("3");
+    const text = await (await svc.http("/metrics")).text();
+    expect(text).toMatch(/tollgate_rejected_requests_total\{reason="invalid_argument"\} 1/);
+    expect(text).toMatch(/tollgate_in_flight_requests 0/);
+  });
+
   it("answers 404 for unknown paths and 405 for a wrong method", async () => {
     expect((await svc.http("/nope")).status).toBe(404);
     expect((await svc.http("/json")).status).toBe(405);

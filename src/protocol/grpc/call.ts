@@ -38,6 +38,8 @@ export interface CallHost {
   readonly onError: (err: unknown, where: string) => void;
   /** Called exactly once per call, when it is answered or abandoned. */
   readonly callDone: () => void;
+  /** A call refused for bad input or a passed deadline (for the rejected-requests metric). */
+  readonly rejected?: (reason: "invalid_argument" | "deadline") => void;
 }
 
 const OK_HEADERS = Object.freeze({ ":status": 200, "content-type": "application/grpc" });
@@ -93,6 +95,7 @@ function sendOkTrailers(this: ServerHttp2Stream): void {
 
 function onDeadline(call: UnaryCall): void {
   call.timer = undefined;
+  call.host.rejected?.("deadline");
   call.fail(new GrpcError(Status.DEADLINE_EXCEEDED, "deadline exceeded"));
 }
 
@@ -110,7 +113,7 @@ export class UnaryCall implements CallContext {
     private readonly method: UnaryMethod,
     private readonly gzip: boolean,
     timeoutMs: number | undefined,
-    private readonly host: CallHost,
+    readonly host: CallHost,
   ) {
     this.reader = new UnaryReader(host.maxMessageBytes);
     if (timeoutMs !== undefined) {
@@ -146,11 +149,12 @@ export class UnaryCall implements CallContext {
     try {
       input = this.method.decode(this.reader.finish(this.gzip ? "gzip" : "identity"));
     } catch (err) {
-      this.fail(
+      const e =
         err instanceof GrpcError
           ? err
-          : new GrpcError(Status.INVALID_ARGUMENT, `cannot decode request: ${(err as Error).message}`),
-      );
+          : new GrpcError(Status.INVALID_ARGUMENT, `cannot decode request: ${(err as Error).message}`);
+      if (e.code === Status.INVALID_ARGUMENT) this.host.rejected?.("invalid_argument");
+      this.fail(e);
       return;
     }
     let body: Uint8Array;

@@ -52,6 +52,15 @@ export interface GrpcServerOptions {
   readonly idleTimeoutMs?: number;
   /** Unexpected handler errors (answered INTERNAL) and peer session/stream errors. @default ignore */
   readonly onError?: (err: unknown, where: string) => void;
+  /** Call accounting for metrics (`tollgate_in_flight_requests`, `tollgate_rejected_requests_total`). */
+  readonly events?: ServerEvents;
+}
+
+/** What the transport reports about calls; TollgateMetrics implements it. */
+export interface ServerEvents {
+  requestStarted(): void;
+  requestFinished(): void;
+  rejected(reason: "overload" | "invalid_argument" | "deadline"): void;
 }
 
 export interface GrpcServer {
@@ -126,12 +135,15 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const sessions = new Set<Http2Session>();
   let inFlight = 0;
   let draining = false;
+  const events = opts.events;
   const host: CallHost = {
     maxMessageBytes: opts.maxMessageBytes,
     onError,
     callDone: () => {
       inFlight--;
+      events?.requestFinished();
     },
+    ...(events ? { rejected: (reason: "invalid_argument" | "deadline") => events.rejected(reason) } : {}),
   };
 
   const server: Http2Server | Http2SecureServer = opts.tls
@@ -189,10 +201,12 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       }
     }
     if (inFlight >= maxInFlight) {
+      events?.rejected("overload");
       refuse(stream, Status.RESOURCE_EXHAUSTED, `server overloaded: ${inFlight} calls in flight`);
       return;
     }
     inFlight++;
+    events?.requestStarted();
     const s = stream as CallStream;
     s[CALL] = new UnaryCall(stream, headers, method, gzip, timeoutMs, host);
     s.on("data", onCallData);
