@@ -24,6 +24,8 @@ export interface Answer {
   readonly grpcMessage: string;
   /** Overall code when grpcStatus is 0. */
   readonly code: "OK" | "OVER_LIMIT" | "UNKNOWN" | undefined;
+  /** limit_remaining of each descriptor status, in request order (empty unless grpcStatus is 0). */
+  readonly remaining: readonly number[];
   /** response_headers_to_add, by lower-cased name. */
   readonly headers: Readonly<Record<string, string>>;
   /** When the call was sent (`performance.now()` of the test process). */
@@ -52,12 +54,13 @@ function frame(domain: string, descriptors: readonly Entries[]): Buffer {
   return out;
 }
 
-function decode(body: Buffer): Pick<Answer, "code" | "headers"> {
-  if (body.length < 5) return { code: undefined, headers: {} };
+function decode(body: Buffer): Pick<Answer, "code" | "headers" | "remaining"> {
+  if (body.length < 5) return { code: undefined, headers: {}, remaining: [] };
   const res = fromBinary(RateLimitResponseSchema, body.subarray(5));
   const headers: Record<string, string> = {};
   for (const h of res.responseHeadersToAdd) headers[h.key.toLowerCase()] = h.value;
-  return { code: RateLimitResponse_Code[res.overallCode] as Answer["code"], headers };
+  const remaining = res.statuses.map((st) => st.limitRemaining);
+  return { code: RateLimitResponse_Code[res.overallCode] as Answer["code"], headers, remaining };
 }
 
 /** Connect to `127.0.0.1:port` (h2c). */
@@ -94,7 +97,8 @@ export function rlsClient(port: number): RlsClient {
         stream.on("data", (c: Buffer) => chunks.push(c));
         stream.on("error", () => {});
         stream.on("close", () => {
-          const body = status === 0 ? decode(Buffer.concat(chunks)) : { code: undefined, headers: {} };
+          const body =
+            status === 0 ? decode(Buffer.concat(chunks)) : { code: undefined, headers: {}, remaining: [] };
           resolve({
             grpcStatus: status,
             grpcMessage: message,
