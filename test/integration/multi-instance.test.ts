@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import calculateSlot from "cluster-key-slot";
+import { generateMulti } from "cluster-key-slot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Answer, type RlsClient, rlsClient } from "../chaos/rls-client.js";
 import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../helpers/redis.js";
@@ -94,8 +94,8 @@ describe("three tollgate processes sharing a 3-master Redis Cluster", () => {
   });
 
   it("admit exactly the tighter bucket's capacity for requests whose descriptors live on different masters", async () => {
-    const tenantSlot = calculateSlot("tl:v1:{edge|tenant=acme}:g0");
-    const routeSlot = calculateSlot("tl:v1:{edge|route=checkout}:g0");
+    const tenantSlot = generateMulti(["tl:v1:{edge|tenant=acme}:g0"]);
+    const routeSlot = generateMulti(["tl:v1:{edge|route=checkout}:g0"]);
     const slots = (await cluster.nodes[0]?.client().call("CLUSTER", "SLOTS")) as [
       number,
       number,
