@@ -110,6 +110,39 @@ describe("the service over HTTP", () => {
     expect(text).toMatch(/tollgate_in_flight_requests 0/);
   });
 
+  it("answers garbage, deeply nested and oversized JSON with 400/413 and keeps serving", async () => {
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const bodies = [
+      "[".repeat(100_000),
+      `${'{"domain":'.repeat(50_000)}1`,
+      JSON.stringify({
+        domain: "edge",
+        descriptors: [{ entries: [{ key: "tenant", value: { deep: [[[[1]]]] } }] }],
+      }),
+      JSON.stringify({ domain: "edge", descriptors: Array.from({ length: 1000 }, () => ({ entries: [] })) }),
+      "\u0000\uffff",
+      ...Array.from({ length: 200 }, () =>
+        Buffer.from(
+          Array.from({ length: 1 + Math.floor(rand() * 300) }, () => Math.floor(rand() * 256)),
+        ).toString("latin1"),
+      ),
+    ];
+    for (const b of bodies) {
+      const res = await svc.http("/json", { method: "POST", body: b });
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(text.trim().split("\n")).toHaveLength(1);
+    }
+    const huge = await svc.http("/json", { method: "POST", body: "x".repeat(5 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect((await svc.http("/healthcheck")).status).toBe(200);
+    expect((await svc.http("/json", { method: "POST", body: body("after-fuzz") })).status).toBe(200);
+  });
+
   it("answers 404 for unknown paths and 405 for a wrong method", async () => {
     expect((await svc.http("/nope")).status).toBe(404);
     expect((await svc.http("/json")).status).toBe(405);
