@@ -124,10 +124,11 @@ describe("two-tier limiting across three tollgate processes", () => {
     const { admittedAt, decisions, elapsedSec } = await load("big", 3000);
     // GCRA bound over the whole run: the burst plus the rate times the time elapsed.
     expect(admittedAt.length).toBeLessThanOrEqual(LIMIT + LIMIT * elapsedSec);
-    // And in every 1 s interval: at most burst + one period's worth.
+    // And in every 1 s interval: leased tokens may be spent up to the lease ttl (250 ms) after Redis
+    // counted them, so the bound is burst + rate × (1 s + ttl) (docs/lease.md).
     for (const t of admittedAt) {
       const inWindow = admittedAt.filter((x) => x >= t && x < t + 1000).length;
-      expect(inWindow).toBeLessThanOrEqual(2 * LIMIT);
+      expect(inWindow).toBeLessThanOrEqual(LIMIT + LIMIT * 1.25);
     }
     // Leases keep the shared bucket busy: at least most of the rate is admitted (stranding is bounded).
     expect(admittedAt.length).toBeGreaterThanOrEqual(LIMIT * (elapsedSec - 1));
