@@ -39,6 +39,11 @@ const sentIn = (rs: readonly Record[], from: number, to: number) =>
 
 /** What a scenario file provides: its store (started in `beforeAll`) and the fault. */
 export interface OutageSetup {
+  /**
+   * Bound on the time from the store's return to the breaker closing. @default 2000 (the issue's
+   * target); a scenario that needs more must say why.
+   */
+  readonly recoverWithinMs?: number;
   /** Starts the store and returns the plan plus how to stop the store. */
   prepare(): Promise<{ plan: OutagePlan; stop: () => Promise<void> }>;
 }
@@ -103,9 +108,10 @@ export function outageSuite(title: string, setup: OutageSetup): void {
       expect(admitted.length).toBeLessThanOrEqual(LIMIT / INSTANCES);
     });
 
-    it("is back on the store within 2 s of its return (when the scenario mends it)", (ctx) => {
+    const recoverMs = setup.recoverWithinMs ?? 2000;
+    it(`is back on the store within ${recoverMs} ms of its return (when the scenario mends it)`, (ctx) => {
       if (Number.isNaN(run.restoredAt)) ctx.skip();
-      expect(run.recoveredAt - run.restoredAt).toBeLessThan(2000);
+      expect(run.recoveredAt - run.restoredAt).toBeLessThan(recoverMs);
       // After recovery deny/error answers are the store's again (fresh tenants get OK), but for a rare
       // missed deadline on a starved machine, which must get its policy answer.
       const strict = sentIn(run.records, run.recoveredAt + 50, Number.POSITIVE_INFINITY).filter(

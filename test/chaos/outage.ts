@@ -48,7 +48,7 @@ export interface OutageRun {
   readonly recoveredAt: number;
   /** Breaker state seen on /rlconfig during the outage. */
   readonly stateDuringOutage: string;
-  /** Server-side decision latency from 100 ms after the fault to the end of the outage. */
+  /** Server-side decision latency from the breaker's opening (+100 ms) to the end of the outage. */
   readonly openLatency: LatencyWindow;
   readonly svc: Service;
   close(): Promise<void>;
@@ -103,6 +103,10 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
     const faultAt = load.now();
     await plan.fault();
     await pause(Math.max(0, faultAt + 100 - load.now()));
+    // The open-breaker window starts once /rlconfig says open and the calls that were already
+    // waiting on the store (at most one deadline each) have been answered.
+    while ((await guardStatus(svc)).state !== "open" && load.now() < faultAt + 2000) await pause(10);
+    await pause(100);
     const h0 = await decisionHistogram(svc, le);
     await pause(Math.max(0, faultAt + (plan.outageMs ?? 1200) - load.now()));
     const stateDuringOutage = (await guardStatus(svc)).state;
