@@ -1,5 +1,5 @@
 /**
- * The quota API on the HTTP port (docs/operations.md):
+ * The quota API on the HTTP port:
  *
  * - `GET /v1/quota?domain=D&descriptor=k=v,k2=v2[&descriptor=…]` peeks: the engine decides the
  *   query with a per-descriptor `hits_addend` of 0, which reads every bucket and charges nothing,
