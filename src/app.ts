@@ -10,7 +10,7 @@ import { ConfigError, formatProblem } from "./config/errors.js";
 import { loadConfig } from "./config/load.js";
 import { extendSchema } from "./config/schema.js";
 import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "./config/sections/ext-authz.js";
-import { loadTiers, TIERS_SCHEMA_ROWS } from "./config/sections/tiers.js";
+import { describeTiers, loadTiers, TIERS_SCHEMA_ROWS } from "./config/sections/tiers.js";
 import { type ConfigWatcher, watchConfig } from "./config/watch.js";
 import { Engine } from "./engine/decide.js";
 import type { ExtAuthzRules } from "./engine/extract/rules.js";
@@ -140,7 +140,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
         decide,
         bounds,
         metrics,
-        rulesText: () => [...describeRules(loaded.rules), ...reloadLines()],
+        rulesText: () => [...describeRules(loaded.rules), ...describeTiers(loaded.tiers), ...reloadLines()],
         storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
       }),
       ...quotaRoutes({

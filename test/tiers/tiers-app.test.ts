@@ -29,6 +29,15 @@ describe("tiers in the running service", () => {
     const app = t;
     expect(await peek(app, "acme")).toMatchObject({ tier: "gold", limit: { requestsPerUnit: 100 } });
     expect(await peek(app, "globex")).toMatchObject({ tier: "free", limit: { requestsPerUnit: 10 } });
+    const listing = await app.text("/rlconfig");
+    expect(listing).toContain(
+      "edge.tiers: default_tier=free tenant_key=tenant route_class_key=route_class tenants=1",
+    );
+    expect(listing).toContain(
+      "edge.tiers.gold.route_class_read: 100/minute gcra + 10000/day gcra name=daily",
+    );
+    expect(listing).toContain("edge.tiers.gold.route_class_write: 50/minute burst 60 gcra");
+    expect(listing).toContain("edge.tiers.free: 2/minute gcra");
 
     await writeAtomic(tenants, "tenant,tier\nacme,free\nglobex,gold\n");
     await vi.waitFor(async () => expect((await peek(app, "globex"))?.tier).toBe("gold"), WAIT);

@@ -243,3 +243,29 @@ export async function loadTiers(load: LoadResult, opts: LoadTiersOptions): Promi
   const tenants = opts.tenantsPath === "" ? new Map() : await loadTenants(opts.tenantsPath, { knownTiers });
   return Object.freeze({ tables, tenants });
 }
+
+/**
+ * `/rlconfig` lines of the tiers: one per domain (`edge.tiers: default_tier=free tenant_key=tenant
+ * route_class_key=route_class tenants=200000`) and one per tier limit, in the listing's format
+ * (`edge.tiers.gold.route_class_read: 100/minute burst 200 gcra name=read`), sorted.
+ */
+export function describeTiers(tiers: Tiers): string[] {
+  const out: string[] = [];
+  for (const t of tiers.tables.values()) {
+    out.push(
+      `${t.domain}.tiers: default_tier=${t.defaultTier} tenant_key=${t.tenantKey} route_class_key=${t.classKey} tenants=${tiers.tenants.size}`,
+    );
+    for (const tier of t.tiers.values()) {
+      const rules = [...tier.byClass.values(), ...(tier.fallback === undefined ? [] : [tier.fallback])];
+      for (const r of rules) {
+        const limits = r.limits.map((l) => {
+          const burst = l.policy.algorithm === "gcra" && l.policy.burst !== l.requestsPerUnit;
+          const name = l.name === undefined ? "" : ` name=${l.name}`;
+          return `${l.requestsPerUnit}/${l.unit}${burst ? ` burst ${l.policy.burst}` : ""} ${l.policy.algorithm}${name}`;
+        });
+        out.push(`${r.path}: ${limits.join(" + ")}`);
+      }
+    }
+  }
+  return out.sort();
+}
