@@ -7,10 +7,10 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
+import { FULL_SCHEMA } from "./config/full-schema.js";
 import { loadConfig } from "./config/load.js";
-import { extendSchema } from "./config/schema.js";
-import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "./config/sections/ext-authz.js";
-import { describeTiers, loadTiers, TIERS_SCHEMA_ROWS } from "./config/sections/tiers.js";
+import { extAuthzRulesOf } from "./config/sections/ext-authz.js";
+import { describeTiers, loadTiers } from "./config/sections/tiers.js";
 import { type ConfigWatcher, watchConfig } from "./config/watch.js";
 import { Engine } from "./engine/decide.js";
 import type { ExtAuthzRules } from "./engine/extract/rules.js";
@@ -57,7 +57,7 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
   const health = new HealthState();
   const loadOpts = {
     defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window",
-    schema: extendSchema(EXT_AUTHZ_SCHEMA, TIERS_SCHEMA_ROWS),
+    schema: FULL_SCHEMA,
   };
   /** Descriptor rules, ext_authz extraction rules and tiers come from one load and are swapped together. */
   const loadAll = async (): Promise<{ rules: RuleSet; extAuthz: ExtAuthzRules; tiers: Tiers }> => {

@@ -3,8 +3,11 @@
  * code; nothing here listens or touches a store.
  */
 import { describeRules } from "./config/describe.js";
-import { ConfigError, formatProblem } from "./config/errors.js";
+import { ConfigError, type ConfigProblem, formatProblem } from "./config/errors.js";
+import { FULL_SCHEMA } from "./config/full-schema.js";
 import { loadConfig } from "./config/load.js";
+import { extAuthzRulesOf } from "./config/sections/ext-authz.js";
+import { compileTiers } from "./config/sections/tiers.js";
 import { bucketKey } from "./engine/keys.js";
 import { matchDescriptor } from "./engine/match.js";
 import { effectiveShards } from "./engine/shards.js";
@@ -25,7 +28,13 @@ export async function runCheck(args: readonly string[], out: Out = consoleOut): 
     return 2;
   }
   try {
-    const { ruleSet } = await loadConfig(path);
+    const load = await loadConfig(path, { schema: FULL_SCHEMA });
+    // The sections compile after the base config: report their problems the same way.
+    extAuthzRulesOf(load);
+    const tierProblems: ConfigProblem[] = [];
+    compileTiers(load.documents, tierProblems);
+    if (tierProblems.length > 0) throw new ConfigError(tierProblems);
+    const { ruleSet } = load;
     for (const line of describeRules(ruleSet)) out.log(line);
     out.error(`${path}: ok (${ruleSet.domains.size} domain(s), ${ruleSet.files.length} file(s))`);
     return 0;
@@ -71,7 +80,7 @@ export async function runExplain(args: readonly string[], out: Out = consoleOut)
   }
   let ruleSet: Awaited<ReturnType<typeof loadConfig>>["ruleSet"];
   try {
-    ruleSet = (await loadConfig(config)).ruleSet;
+    ruleSet = (await loadConfig(config, { schema: FULL_SCHEMA })).ruleSet;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const p of err.problems) out.error(formatProblem(p));

@@ -233,3 +233,25 @@ describe("the offline commands", () => {
     expect(r.stdout).toContain("key: tl:v1:{edge|tenant=acme}:g0");
   });
 });
+
+describe("check on a config using every section", () => {
+  it("accepts ext_authz and tiers sections and reports their problems with positions", async () => {
+    const ok = `domain: edge
+descriptors:
+  - key: ip
+    rate_limit: { unit: second, requests_per_unit: 10 }
+tiers:
+  default_tier: free
+  tiers:
+    - name: free
+      limits:
+        - rate_limit: { unit: minute, requests_per_unit: 2 }
+`;
+    const good = await runCli(["check", configDir(ok)]);
+    expect(good.stderr).toContain("ok");
+    expect(good.code).toBe(0);
+    const bad = await runCli(["check", configDir(ok.replace("default_tier: free", "default_tier: gold"))]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/edge\.yaml:\d+:\d+: tiers/);
+  });
+});
