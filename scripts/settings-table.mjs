@@ -1,4 +1,4 @@
-// Rewrites the settings table in README.md (between the settings markers) from src/settings.ts.
+// Rewrites the settings table in README.md (between the settings markers) from src/settings-schema.ts.
 // Needs a build (dist/) first: `npm run build && npm run docs:settings`.
 import { readFileSync, writeFileSync } from "node:fs";
 import { renderSettingsTable } from "../dist/settings.js";
