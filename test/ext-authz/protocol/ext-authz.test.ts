@@ -1,6 +1,6 @@
 import type { ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseExtAuthzConfigTexts } from "../../../src/config/sections/ext-authz.js";
+import { parseExtAuthzConfigTexts } from "../../../src/config/sections/ext-authz-parse.js";
 import { Engine } from "../../../src/engine/decide.js";
 import { noopMetrics } from "../../../src/engine/metrics-port.js";
 import type { RateLimitQuery } from "../../../src/engine/types.js";
