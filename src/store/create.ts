@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { Clock, FailurePolicy } from "../engine/types.js";
 import type { TollgateMetrics } from "../metrics/metrics.js";
 import { GuardedStore } from "./guard/guarded-store.js";
+import { PartitionedGuard } from "./guard/partitioned.js";
 import { InstanceRegistry } from "./instances/registry.js";
 import { LeasedStore } from "./lease/leased-store.js";
 import { MemoryStore } from "./memory/memory-store.js";
@@ -37,7 +38,7 @@ export interface StoreSettings {
 export interface BuiltStore {
   readonly store: Store;
   /** Present for Redis-backed stores. */
-  readonly guard: GuardedStore | undefined;
+  readonly guard: GuardedStore | PartitionedGuard | undefined;
   /** Start background work (heartbeat). */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -72,17 +73,25 @@ export function createStore(
     ...(s.instances > 0 ? { pinned: s.instances } : {}),
     onCount: (n) => deps.metrics.instances(n),
   });
-  const guard = new GuardedStore({
-    inner: redis,
-    fallback: new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets }),
-    instances: registry,
-    deadlineMs: s.storeDeadline,
-    breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen },
-    defaultPolicy: s.onStoreError,
-    clock: deps.clock,
-    logger: log,
-    events: deps.metrics,
-  });
+  const fallback = new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets });
+  const guardFor = (node: string) =>
+    new GuardedStore({
+      inner: redis,
+      fallback,
+      instances: registry,
+      deadlineMs: s.storeDeadline,
+      breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen },
+      defaultPolicy: s.onStoreError,
+      clock: deps.clock,
+      logger: node ? log.child({ node }) : log,
+      events: deps.metrics,
+    });
+  // In a cluster, one breaker per master: a master that goes away must not take the live ones'
+  // keys off Redis with it.
+  const guard =
+    redis.kind === "redis-cluster"
+      ? new PartitionedGuard({ inner: redis, nodeOf: (key) => redis.nodeOf(key), guardFor })
+      : guardFor("");
   // Two-tier limiting sits above the guard: leased tokens keep serving while Redis is away, then
   // takes fall through to the guard's failure policy.
   const store = new LeasedStore({

@@ -8,6 +8,8 @@
  * groups that charged are refunded. So the store never admits more than a bucket's capacity; while a
  * refund is in flight a concurrent request may see those tokens as spent (brief under-admission).
  */
+
+import { generateMulti } from "cluster-key-slot";
 import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
@@ -115,6 +117,15 @@ export class RedisStore implements Store, LeaseBackend {
       });
       return out;
     });
+  }
+
+  /**
+   * The node that owns `key` now (`host:port` of its slot's master in a cluster, `""` on a single node
+   * or while the slot map is not known yet): the guard keeps one circuit breaker per node.
+   */
+  nodeOf(key: string): string {
+    if (!this.#cluster) return "";
+    return (this.#client as Cluster).slots[generateMulti([key])]?.[0] ?? "";
   }
 
   /** Take up to `take.cost` tokens of one bucket for a local lease (two-tier limiting). */

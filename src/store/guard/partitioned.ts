@@ -1,0 +1,133 @@
+/**
+ * One guard per Redis Cluster master: takes are routed by the node that owns their key's slot, so a
+ * master that goes away opens only its own circuit breaker and keys on the live masters stay exact.
+ *
+ * A call whose takes live on one node goes to that node's guard as it is. A call spanning nodes goes
+ * to each node's guard in parallel (each decides by Redis or by its failure policy); when any part
+ * denies, the parts that charged are refunded, so the call stays all-or-nothing (a refund that cannot
+ * reach a failed node only under-admits, never over-admits). When a failover moves slots to another
+ * node, the keys follow to that node's guard, whose breaker starts closed.
+ */
+
+import type { Outcome, Store, Take } from "../store.js";
+import type { BreakerState } from "./breaker.js";
+import type { GuardedStore } from "./guarded-store.js";
+import type { GuardStatus } from "./status.js";
+
+export interface PartitionedGuardOptions {
+  /** The node (partition) that owns a key now. */
+  readonly nodeOf: (key: string) => string;
+  /** A new guard for a node seen for the first time (all share one inner store and fallback). */
+  readonly guardFor: (node: string) => GuardedStore;
+  /** The inner store, for ready() and close(). */
+  readonly inner: Store;
+}
+
+const RANK: Readonly<Record<BreakerState, number>> = { closed: 0, half_open: 1, open: 2 };
+
+export class PartitionedGuard implements Store {
+  readonly kind: string;
+  readonly #o: PartitionedGuardOptions;
+  readonly #guards = new Map<string, GuardedStore>();
+
+  constructor(options: PartitionedGuardOptions) {
+    this.#o = options;
+    this.kind = `guard-per-node(${options.inner.kind})`;
+  }
+
+  async take(takes: readonly Take[]): Promise<Outcome[]> {
+    const parts = new Map<string, number[]>();
+    takes.forEach((t, i) => {
+      const node = this.#o.nodeOf(t.key);
+      const at = parts.get(node);
+      if (at) at.push(i);
+      else parts.set(node, [i]);
+    });
+    if (parts.size <= 1) {
+      const [node = ""] = parts.keys();
+      return this.#guard(node).take(takes);
+    }
+    const entries = [...parts.entries()];
+    const answers = await Promise.all(
+      entries.map(([node, indexes]) => this.#guard(node).take(indexes.map((i) => takes[i] as Take))),
+    );
+    const out: Outcome[] = new Array(takes.length);
+    entries.forEach(([, indexes], p) => {
+      indexes.forEach((i, j) => {
+        out[i] = answers[p]?.[j] as Outcome;
+      });
+    });
+    if (out.every((o) => o.allowed)) return out;
+    // Some part denied: give back what the parts that passed charged.
+    await Promise.all(
+      entries.map(([node, indexes], p) => {
+        if (!answers[p]?.every((o) => o.allowed)) return Promise.resolve();
+        const charged = indexes.map((i) => takes[i] as Take).filter((t) => t.cost > 0);
+        return charged.length === 0
+          ? Promise.resolve()
+          : this.#guard(node)
+              .refund(charged)
+              .catch(() => {});
+      }),
+    );
+    return out;
+  }
+
+  async refund(takes: readonly Take[]): Promise<void> {
+    await this.#byNode(takes, (guard, part) => guard.refund(part));
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    const byNode = new Map<string, string[]>();
+    for (const k of keys) {
+      const node = this.#o.nodeOf(k);
+      byNode.set(node, [...(byNode.get(node) ?? []), k]);
+    }
+    await Promise.all([...byNode].map(([node, part]) => this.#guard(node).reset(part)));
+  }
+
+  /** Like GuardedStore.ready(): a store down at boot does not keep the service from starting. */
+  ready(): Promise<void> {
+    return this.#guard("").ready();
+  }
+
+  close(): Promise<void> {
+    return this.#guard("").close();
+  }
+
+  /** The worst state of any node's breaker. */
+  get state(): BreakerState {
+    let worst: BreakerState = "closed";
+    for (const g of this.#guards.values()) if (RANK[g.state] > RANK[worst]) worst = g.state;
+    return worst;
+  }
+
+  /** The worst node's status, plus every node's state, for `/rlconfig`. */
+  status(): GuardStatus & { readonly nodes: Readonly<Record<string, BreakerState>> } {
+    let worst: GuardedStore | undefined;
+    const nodes: Record<string, BreakerState> = {};
+    for (const [node, g] of this.#guards) {
+      nodes[node || "(any)"] = g.state;
+      if (!worst || RANK[g.state] > RANK[worst.state]) worst = g;
+    }
+    return { ...(worst ?? this.#guard("")).status(), kind: this.kind, nodes };
+  }
+
+  #guard(node: string): GuardedStore {
+    let g = this.#guards.get(node);
+    if (!g) {
+      g = this.#o.guardFor(node);
+      this.#guards.set(node, g);
+    }
+    return g;
+  }
+
+  async #byNode(takes: readonly Take[], run: (guard: GuardedStore, part: Take[]) => Promise<void>) {
+    const byNode = new Map<string, Take[]>();
+    for (const t of takes) {
+      const node = this.#o.nodeOf(t.key);
+      byNode.set(node, [...(byNode.get(node) ?? []), t]);
+    }
+    await Promise.all([...byNode].map(([node, part]) => run(this.#guard(node), part)));
+  }
+}
