@@ -36,13 +36,10 @@ export class PartitionedGuard implements Store {
   }
 
   async take(takes: readonly Take[]): Promise<Outcome[]> {
-    const parts = new Map<string, number[]>();
-    takes.forEach((t, i) => {
-      const node = this.#o.nodeOf(t.key);
-      const at = parts.get(node);
-      if (at) at.push(i);
-      else parts.set(node, [i]);
-    });
+    const parts = groupBy(
+      takes.map((_, i) => i),
+      (i) => this.#o.nodeOf((takes[i] as Take).key),
+    );
     if (parts.size <= 1) {
       const [node = ""] = parts.keys();
       return this.#guard(node).take(takes);
@@ -74,16 +71,13 @@ export class PartitionedGuard implements Store {
   }
 
   async refund(takes: readonly Take[]): Promise<void> {
-    await this.#byNode(takes, (guard, part) => guard.refund(part));
+    const parts = groupBy(takes, (t) => this.#o.nodeOf(t.key));
+    await Promise.all([...parts].map(([node, part]) => this.#guard(node).refund(part)));
   }
 
   async reset(keys: readonly string[]): Promise<void> {
-    const byNode = new Map<string, string[]>();
-    for (const k of keys) {
-      const node = this.#o.nodeOf(k);
-      byNode.set(node, [...(byNode.get(node) ?? []), k]);
-    }
-    await Promise.all([...byNode].map(([node, part]) => this.#guard(node).reset(part)));
+    const parts = groupBy(keys, (k) => this.#o.nodeOf(k));
+    await Promise.all([...parts].map(([node, part]) => this.#guard(node).reset(part)));
   }
 
   /** Like GuardedStore.ready(): a store down at boot does not keep the service from starting. */
@@ -121,13 +115,16 @@ export class PartitionedGuard implements Store {
     }
     return g;
   }
+}
 
-  async #byNode(takes: readonly Take[], run: (guard: GuardedStore, part: Take[]) => Promise<void>) {
-    const byNode = new Map<string, Take[]>();
-    for (const t of takes) {
-      const node = this.#o.nodeOf(t.key);
-      byNode.set(node, [...(byNode.get(node) ?? []), t]);
-    }
-    await Promise.all([...byNode].map(([node, part]) => run(this.#guard(node), part)));
+/** Items by group, in first-seen order. */
+function groupBy<T>(items: readonly T[], groupOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const g = groupOf(item);
+    const list = groups.get(g);
+    if (list) list.push(item);
+    else groups.set(g, [item]);
   }
+  return groups;
 }
