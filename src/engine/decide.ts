@@ -124,17 +124,25 @@ export class Engine {
       outcomes = await this.chargeAdmitted(takes, outcomes);
     }
 
-    const statuses: DescriptorStatus[] = [];
+    const statuses: DescriptorStatus[] = new Array(plans.length);
     const headerStatuses: HeaderStatus[] = [];
-    const groupOf = new Map(groups.map((g) => [g.descriptor, g]));
-    plans.forEach((plan, i) => {
-      const g = groupOf.get(i);
-      const mine = g ? outcomes.slice(g.start, g.start + g.plan.limits.length) : [];
+    // Groups are in descriptor order: walk them alongside the plans (no per-request map).
+    let next = 0;
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i] as Plan;
+      const g = groups[next]?.descriptor === i ? groups[next++] : undefined;
+      const mine = g ? outcomes.slice(g.start, g.start + g.plan.limits.length) : NO_OUTCOMES;
       const { status, header, result } = describe(plan, mine);
-      statuses.push(status);
+      statuses[i] = status;
       if (header) {
         const enforced = plan.kind === "limited" && !plan.shadow && overallCode === "OVER_LIMIT";
-        headerStatuses.push({ ...header, enforcedOver: header.over && enforced });
+        headerStatuses.push({
+          limit: header.limit,
+          remaining: header.remaining,
+          resetSec: header.resetSec,
+          over: header.over,
+          enforcedOver: header.over && enforced,
+        });
       }
       const detail = plan.rule?.detailedMetric ? detailOf(q.descriptors[i]?.entries ?? []) : undefined;
       metrics.decision(
@@ -146,7 +154,7 @@ export class Engine {
       );
       const override = q.descriptors[i]?.limit;
       if (override && metrics.overrideDecision) metrics.overrideDecision(q.domain, override, result);
-    });
+    }
     const responseHeaders = rateLimitHeaders(headerStatuses, {
       format: this.format,
       nowMs: this.deps.clock.now(),
@@ -232,6 +240,8 @@ export class Engine {
   }
 }
 
+const NO_OUTCOMES: readonly Outcome[] = Object.freeze([]);
+
 function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
   for (let li = 0; li < g.plan.limits.length; li++)
     if (outcomes[g.start + li]?.allowed === false) return true;
@@ -241,14 +251,14 @@ function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
 function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: boolean): Take {
   const l = plan.limits[limit];
   if (!l) throw new RangeError(`limit ${limit} is not planned`);
-  const take: Take = {
+  // One literal shape for every take (object spread is slow on the hot path, see plan.ts).
+  return {
     key: plan.keyBase + (l.tails[shard] ?? ""),
     policy: l.policies[shard] ?? (l.policies[0] as Take["policy"]),
     cost: peek ? 0 : plan.cost,
-    ...(plan.onStoreError ? { onStoreError: plan.onStoreError } : {}),
-    ...(plan.lease ? { lease: plan.lease } : {}),
+    onStoreError: plan.onStoreError,
+    lease: plan.lease,
   };
-  return take;
 }
 
 /** The `detailed_metric` value of a descriptor: its runtime `key_value` pairs (metrics/ caps them). */

@@ -24,6 +24,8 @@ export interface CallResult {
   readonly writes: ReadonlyMap<string, StoredBucket>;
 }
 
+const NO_WRITES: ReadonlyMap<string, StoredBucket> = new Map();
+
 interface Evaluated {
   readonly outcome: Outcome;
   readonly uncharged: Outcome;
@@ -31,16 +33,24 @@ interface Evaluated {
 }
 
 function evaluate(take: Take, stored: StoredBucket | undefined, nowUs: number): Evaluated {
-  const input = { nowUs, cost: take.cost, policy: take.policy };
+  // Inputs and results are written out as literals: object spread is slow on the hot path.
   if (take.policy.algorithm === "gcra") {
-    const step = gcraStep({ ...input, storedTat: stored?.value });
+    const step = gcraStep({ storedTat: stored?.value, nowUs, cost: take.cost, policy: take.policy });
     const w = step.write;
-    return { ...step, write: w && { value: w.tat, expiresAtMs: w.expiresAtMs } };
+    return {
+      outcome: step.outcome,
+      uncharged: step.uncharged,
+      write: w && { value: w.tat, expiresAtMs: w.expiresAtMs },
+    };
   }
-  const step = fixedWindowStep({ ...input, storedCount: stored?.value });
+  const step = fixedWindowStep({ storedCount: stored?.value, nowUs, cost: take.cost, policy: take.policy });
   const w = step.write;
   // A new counter expires at the window end; an increment keeps the counter's TTL.
-  return { ...step, write: w && { value: w.count, expiresAtMs: stored?.expiresAtMs ?? w.expiresAtMs } };
+  return {
+    outcome: step.outcome,
+    uncharged: step.uncharged,
+    write: w && { value: w.count, expiresAtMs: stored?.expiresAtMs ?? w.expiresAtMs },
+  };
 }
 
 /**
@@ -53,16 +63,19 @@ export function evaluateCall(
   nowUs: number,
 ): CallResult {
   const pending = new Map<string, StoredBucket>();
-  const evaluated: Evaluated[] = [];
-  for (const take of takes) {
+  const evaluated: Evaluated[] = new Array(takes.length);
+  let allAllowed = true;
+  for (let i = 0; i < takes.length; i++) {
+    const take = takes[i] as Take;
     const e = evaluate(take, pending.get(take.key) ?? read(take.key), nowUs);
-    evaluated.push(e);
+    evaluated[i] = e;
+    if (!e.outcome.allowed) allAllowed = false;
     if (e.write) pending.set(take.key, e.write);
   }
-  if (!evaluated.every((e) => e.outcome.allowed)) {
+  if (!allAllowed) {
     return {
       outcomes: evaluated.map((e) => (e.outcome.allowed ? e.uncharged : e.outcome)),
-      writes: new Map(),
+      writes: NO_WRITES,
     };
   }
   return { outcomes: evaluated.map((e) => e.outcome), writes: pending };

@@ -8,6 +8,7 @@
  */
 import type { Policy } from "../../engine/types.js";
 import type { Outcome } from "../store.js";
+import { denied } from "./outcome.js";
 
 /** Input of one fixed-window evaluation. */
 export interface FixedWindowInput {
@@ -57,13 +58,13 @@ export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
     resetAfterMs: ttlMs,
   };
   if (cost > limit) {
-    return { outcome: { ...peek, allowed: false, retryAfterMs: -1 }, uncharged: peek, write: undefined };
+    return { outcome: denied(peek, -1), uncharged: peek, write: undefined };
   }
   if (count + cost > limit) {
-    return { outcome: { ...peek, allowed: false, retryAfterMs: ttlMs }, uncharged: peek, write: undefined };
+    return { outcome: denied(peek, ttlMs), uncharged: peek, write: undefined };
   }
   return {
-    outcome: { ...peek, remaining: limit - count - cost },
+    outcome: { allowed: true, remaining: limit - count - cost, retryAfterMs: 0, resetAfterMs: ttlMs },
     uncharged: peek,
     write:
       cost > 0 ? { count: count + cost, expiresAtMs: Math.floor(input.nowUs / 1000) + ttlMs } : undefined,

@@ -8,6 +8,7 @@
  */
 import type { Policy } from "../../engine/types.js";
 import type { Outcome } from "../store.js";
+import { denied } from "./outcome.js";
 
 /** Tolerance for `now >= allowAt` (µs): absorbs float error in `tat + c*T - tau`. */
 const ADMIT_EPSILON_US = 1e-6;
@@ -80,7 +81,7 @@ export function gcraStep(input: GcraInput): GcraStep {
     resetAfterMs: peekResetMs,
   };
   if (cost > input.policy.burst) {
-    return { outcome: { ...peek, allowed: false, retryAfterMs: -1 }, uncharged: peek, write: undefined };
+    return { outcome: denied(peek, -1), uncharged: peek, write: undefined };
   }
   if (cost === 0) return { outcome: peek, uncharged: peek, write: undefined };
   const newTat = tat + cost * t;
@@ -94,7 +95,7 @@ export function gcraStep(input: GcraInput): GcraStep {
     };
   }
   const retryAfterMs = Math.max(1, Math.ceil((allowAt - now) / 1000));
-  return { outcome: { ...peek, allowed: false, retryAfterMs }, uncharged: peek, write: undefined };
+  return { outcome: denied(peek, retryAfterMs), uncharged: peek, write: undefined };
 }
 
 /** Input of a GCRA refund: give `cost` tokens back. */
