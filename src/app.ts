@@ -44,6 +44,14 @@ export interface App {
   shutdown(): Promise<void>;
 }
 
+/** How a cluster worker differs (src/workers/worker.ts); a single process passes none. */
+export interface AppOptions {
+  /** `/metrics` serves this instead of the process's own registry (the whole worker group). */
+  readonly metricsText?: () => Promise<string>;
+  /** This worker's slot (0..N-1): per-worker series `tollgate_worker_info` and `_requests_total`. */
+  readonly workerSlot?: string;
+}
+
 /** Outcome of the last reload, shown on `/rlconfig`. */
 export interface ReloadStatus {
   readonly at: Date;
@@ -51,9 +59,13 @@ export interface ReloadStatus {
   readonly problems: readonly string[];
 }
 
-export async function startApp(settings: Settings, logger: Logger): Promise<App> {
+export async function startApp(settings: Settings, logger: Logger, options: AppOptions = {}): Promise<App> {
   const clock = systemClock;
-  const metrics = new TollgateMetrics({ maxSeries: settings.metricsMaxSeries, clock });
+  const metrics = new TollgateMetrics({
+    maxSeries: settings.metricsMaxSeries,
+    clock,
+    ...(options.workerSlot === undefined ? {} : { worker: { slot: options.workerSlot, pid: process.pid } }),
+  });
   const health = new HealthState();
   const loadOpts = {
     defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window",
@@ -139,7 +151,9 @@ export async function startApp(settings: Settings, logger: Logger): Promise<App>
         health,
         decide,
         bounds,
-        metrics,
+        metrics: options.metricsText
+          ? { text: options.metricsText, contentType: metrics.contentType }
+          : metrics,
         rulesText: () => [...describeRules(loaded.rules), ...describeTiers(loaded.tiers), ...reloadLines()],
         storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
       }),

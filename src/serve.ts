@@ -1,56 +1,49 @@
 /**
  * `tollgate serve`: settings, logger, app, signals. SIGTERM/SIGINT drain and exit 0 (a second signal
- * exits at once); SIGHUP reloads the config.
+ * exits at once); SIGHUP reloads the config. With `--workers N` (N ≠ 1) this process becomes a
+ * node:cluster primary (src/workers/primary.ts) and its workers run the app (src/workers/worker.ts).
  */
-import { startApp } from "./app.js";
-import { ConfigError, formatProblem } from "./config/errors.js";
+import cluster from "node:cluster";
+import { availableParallelism } from "node:os";
+import { drainer, handleSignals, redactedStore, startOrReport } from "./lifecycle.js";
 import { createLogger } from "./logger.js";
-import { loadSettings } from "./settings.js";
+import { loadSettings, type Settings, SettingsError } from "./settings.js";
+import { runPrimary } from "./workers/primary.js";
+import { runWorker } from "./workers/worker.js";
+
+/**
+ * Worker processes to fork, or undefined for one process (`--workers 1`, no cluster primary).
+ * `0` is one per CPU. The in-process store refuses anything but 1: its buckets are per process.
+ */
+export function workerCount(settings: Settings): number | undefined {
+  if (settings.workers === 1) return undefined;
+  if (settings.store === "memory") {
+    const n = settings.workers === 0 ? "0 (one per CPU)" : String(settings.workers);
+    throw new SettingsError(
+      `--workers ${n} needs a Redis store (--store redis://…): the memory store keeps its buckets in each process, so every worker would admit the full limit (limits × workers)`,
+    );
+  }
+  return settings.workers === 0 ? availableParallelism() : settings.workers;
+}
 
 export async function serve(argv: readonly string[]): Promise<number> {
   const settings = loadSettings(argv);
+  const workers = workerCount(settings);
   const logger = createLogger({ level: settings.logLevel });
-  let app: Awaited<ReturnType<typeof startApp>>;
-  try {
-    app = await startApp(settings, logger);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) logger.error(formatProblem(p));
-      logger.error(`invalid config at ${settings.config}: ${err.problems.length} problem(s); not starting`);
-    } else logger.error({ err }, "failed to start");
-    return 1;
+  if (workers !== undefined) {
+    if (cluster.isPrimary) return runPrimary(settings, logger, workers);
+    return runWorker(settings, logger);
   }
+  const app = await startOrReport(settings, logger);
+  if (app === undefined) return 1;
   logger.info(
     {
       grpc: `${app.grpcAddress.address}:${app.grpcAddress.port}`,
       http: `${app.httpAddress.address}:${app.httpAddress.port}`,
-      store: settings.store === "memory" ? "memory" : settings.store.replace(/\/\/[^@/]*@/, "//***@"),
+      store: redactedStore(settings),
     },
     "tollgate ready",
   );
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      logger.warn({ signal }, "second signal: exiting now");
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, "draining");
-    app.shutdown().then(
-      () => {
-        logger.info("stopped");
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGHUP", () => {
-    void app.reload();
-  });
+  handleSignals(app, drainer(app, logger));
   return 0;
 }

@@ -3,24 +3,9 @@
  * type, default, unit and meaning. src/settings.ts parses it; the README table is rendered from it.
  */
 
-export type Kind = "string" | "int" | "bool" | "duration" | "enum" | "addr";
+import { spec } from "./settings-spec.js";
 
-export interface Spec<K extends Kind = Kind> {
-  readonly kind: K;
-  readonly flag: string;
-  readonly env: string;
-  readonly default: string;
-  readonly unit?: string;
-  readonly values?: readonly string[];
-  readonly min?: number;
-  readonly doc: string;
-  /** Shown as a placeholder instead of the value in logs (`***`). */
-  readonly secret?: boolean;
-}
-
-function spec<K extends Kind>(s: Spec<K>): Spec<K> {
-  return s;
-}
+export type { Kind, Spec } from "./settings-spec.js";
 
 /** Every setting tollgate reads. */
 export const SETTINGS = {
@@ -256,6 +241,14 @@ export const SETTINGS = {
     default: "10s",
     unit: "ms",
     doc: "On SIGTERM/SIGINT, how long in-flight requests may take before exit.",
+  }),
+  workers: spec({
+    kind: "int",
+    flag: "--workers",
+    env: "TOLLGATE_WORKERS",
+    default: "1",
+    min: 0,
+    doc: "Worker processes (node:cluster, sharing the gRPC and HTTP ports); 1 = one process, no primary; 0 = one per CPU. Redis stores only. See docs/operations.md, Workers.",
   }),
   reloadDebounce: spec({
     kind: "duration",

@@ -85,11 +85,13 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       name: `${PREFIX}breaker_state`,
       help: "Store circuit breaker: 0 closed, 1 half-open, 2 open.",
       registers,
+      aggregator: "max",
     }),
     degraded: new Gauge({
       name: `${PREFIX}degraded`,
       help: "1 while decisions follow the store failure policy instead of the store, else 0.",
       registers,
+      aggregator: "max",
     }),
     leaseGrants: new Counter({
       name: `${PREFIX}lease_grants_total`,
@@ -121,6 +123,7 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       name: `${PREFIX}instances`,
       help: "Live tollgate instances seen through the Redis heartbeat (the local fallback divides limits by it).",
       registers,
+      aggregator: "max",
     }),
     reloads: new Counter({
       name: `${PREFIX}config_reloads_total`,
@@ -132,6 +135,7 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       name: `${PREFIX}config_last_reload_success_timestamp_seconds`,
       help: "Unix time of the last successful config load.",
       registers,
+      aggregator: "min",
     }),
     rejected: new Counter({
       name: `${PREFIX}rejected_requests_total`,
@@ -145,6 +149,38 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       registers,
     }),
   };
+}
+
+/**
+ * Series of one cluster worker (`--workers`). With prom-client's AggregatorRegistry every other
+ * metric is summed over the workers (counters, histograms, in-flight) or takes the max (breaker
+ * state, degraded, instances) or min (last reload time); these carry the worker slot as a label so
+ * each worker keeps its own series. `started()` is the worker's request count so far.
+ */
+export function defineWorkerMetrics(
+  registry: Registry,
+  worker: { readonly slot: string; readonly pid: number },
+  started: () => number,
+): void {
+  const registers = [registry];
+  new Gauge({
+    name: `${PREFIX}worker_info`,
+    help: "1 per live worker process (--workers), by worker slot and pid.",
+    labelNames: ["worker", "pid"] as const,
+    registers,
+  }).set({ worker: worker.slot, pid: String(worker.pid) }, 1);
+  let reported = 0;
+  new Counter({
+    name: `${PREFIX}worker_requests_total`,
+    help: "gRPC requests taken by each worker. Connections are balanced over workers, not requests: this shows the skew.",
+    labelNames: ["worker"] as const,
+    registers,
+    collect() {
+      const n = started();
+      this.inc({ worker: worker.slot }, n - reported);
+      reported = n;
+    },
+  });
 }
 
 /** The metric objects returned by {@link defineMetrics}. */

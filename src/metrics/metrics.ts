@@ -9,7 +9,7 @@
 import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { DecisionResult, EngineMetrics } from "../engine/metrics-port.js";
 import { type Clock, type LimitOverride, systemClock } from "../engine/types.js";
-import { defineMetrics, type MetricSet, PREFIX } from "./definitions.js";
+import { defineMetrics, defineWorkerMetrics, type MetricSet, PREFIX } from "./definitions.js";
 import { OVERFLOW, SeriesCap } from "./series-cap.js";
 
 /** Circuit breaker states, reported as 0, 1 and 2. */
@@ -34,6 +34,8 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
   /** Time source of the last-successful-reload gauge. @default systemClock */
   readonly clock?: Clock;
+  /** Set in a cluster worker: adds its per-worker series (see `defineWorkerMetrics`). */
+  readonly worker?: { readonly slot: string; readonly pid: number };
 }
 
 const RESULTS: readonly DecisionResult[] = ["ok", "over_limit", "shadow_over_limit", "unlimited", "no_match"];
@@ -74,6 +76,8 @@ export class TollgateMetrics implements EngineMetrics {
   private readonly queued: RuleSeries[] = [];
   private readonly details: SeriesCap<Counter.Internal>;
   private readonly overrides: SeriesCap<Counter.Internal>;
+  /** Requests started so far (a cluster worker's `tollgate_worker_requests_total` reads it). */
+  private started = 0;
 
   constructor(options: MetricsOptions = {}) {
     const maxSeries = options.maxSeries ?? 1000;
@@ -82,6 +86,7 @@ export class TollgateMetrics implements EngineMetrics {
     this.clock = options.clock ?? systemClock;
     this.m = defineMetrics(this.registry, { beforeCollect: () => this.flush() });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    if (options.worker) defineWorkerMetrics(this.registry, options.worker, () => this.started);
     this.maxSeries = maxSeries;
     this.overflowRule = newSeries(OVERFLOW, OVERFLOW);
     // Keys are "domain\0rule\0result\0value": NUL cannot occur in config paths or result names.
@@ -182,6 +187,7 @@ export class TollgateMetrics implements EngineMetrics {
 
   /** A request entered the decision path; pair with {@link requestFinished}. */
   requestStarted(): void {
+    this.started += 1;
     this.m.inFlight.inc();
   }
 

@@ -1,0 +1,24 @@
+/**
+ * The shape of one setting in the schema (src/settings-schema.ts): flag, `TOLLGATE_*` environment
+ * twin, kind, default, unit and meaning.
+ */
+
+export type Kind = "string" | "int" | "bool" | "duration" | "enum" | "addr";
+
+export interface Spec<K extends Kind = Kind> {
+  readonly kind: K;
+  readonly flag: string;
+  readonly env: string;
+  readonly default: string;
+  readonly unit?: string;
+  readonly values?: readonly string[];
+  readonly min?: number;
+  readonly doc: string;
+  /** Shown as a placeholder instead of the value in logs (`***`). */
+  readonly secret?: boolean;
+}
+
+/** One setting (an identity function that keeps the literal kind for the Settings type). */
+export function spec<K extends Kind>(s: Spec<K>): Spec<K> {
+  return s;
+}
