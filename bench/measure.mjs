@@ -2,7 +2,7 @@
  * Counters read around a load run: process CPU time from /proc/<pid>/stat and tollgate's Prometheus
  * counters from /metrics. Both are read before and after; the harness divides the deltas by requests.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux). */
 const CLK_TCK = 100;
@@ -15,6 +15,23 @@ export function cpuMicros(pid) {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1e6) / CLK_TCK;
+}
+
+/** `pid` and its descendants (a `--workers` primary and its workers), from /proc/<pid>/task/<tid>/children. */
+export function processTree(pid) {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+      const text = readFileSync(`/proc/${out[i]}/task/${tid}/children`, "utf8").trim();
+      if (text) out.push(...text.split(" ").map(Number));
+    }
+  }
+  return out;
+}
+
+/** CPU microseconds of `pid` and its descendants. */
+export function cpuMicrosTree(pid) {
+  return cpuMicrosAll(processTree(pid));
 }
 
 /** Sum of CPU microseconds over several pids. */

@@ -10,6 +10,8 @@ export interface BenchOptions {
   readonly connections: number;
   readonly streams: number;
   readonly rounds: number;
+  /** tollgate `--workers` in the Redis modes. */
+  readonly workers: number;
   readonly cpuProf: string | undefined;
   readonly json: string | undefined;
 }

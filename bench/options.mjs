@@ -7,6 +7,7 @@
  *   --connections N   h2load connections (one h2load process each)           default 16
  *   --streams N       concurrent streams per connection                      default 32
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
+ *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
  *   --cpu-prof DIR    run tollgate under `node --cpu-prof`, profiles in DIR
  *   --json FILE       also write the results as JSON
  *   --smoke           a few seconds in total: 0.5 s warm-up and runs, 4 connections, 1 round
@@ -43,6 +44,7 @@ export function parseOptions(argv) {
       connections: { type: "string" },
       streams: { type: "string", default: "32" },
       rounds: { type: "string" },
+      workers: { type: "string", default: "1" },
       "cpu-prof": { type: "string" },
       json: { type: "string" },
       smoke: { type: "boolean", default: false },
@@ -61,6 +63,7 @@ export function parseOptions(argv) {
     ),
     streams: Math.max(1, Math.round(positive(values.streams, "--streams"))),
     rounds: Math.max(1, Math.round(positive(values.rounds ?? (smoke ? "1" : "4"), "--rounds"))),
+    workers: Math.max(1, Math.round(positive(values.workers, "--workers"))),
     cpuProf: values["cpu-prof"],
     json: values.json,
   };

@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { encodeFrames, scenarioPoints } from "./frames.mjs";
 import { haveH2load, load } from "./h2load.mjs";
-import { cpuMicros, cpuMicrosAll, tollgateCounters } from "./measure.mjs";
+import { cpuMicrosAll, cpuMicrosTree, tollgateCounters } from "./measure.mjs";
 import { parseOptions } from "./options.mjs";
 import { probe } from "./probe.mjs";
 import { startCluster, startRedis } from "./redis.mjs";
@@ -36,10 +36,11 @@ async function measure(opts, target, scenario, redisPids) {
   }
   const perRound = opts.duration / rounds.length;
   const before = await tollgateCounters(target.httpPort);
-  const cpu0 = cpuMicros(target.pid);
+  // The whole process tree: with --workers the primary's pid is not where the requests are decided.
+  const cpu0 = cpuMicrosTree(target.pid);
   const redis0 = cpuMicrosAll(redisPids);
   const peak = await load({ ...base, rounds, seconds: perRound, label: `${target.name}-${scenario}` });
-  const cpu = cpuMicros(target.pid) - cpu0;
+  const cpu = cpuMicrosTree(target.pid) - cpu0;
   const redisCpu = cpuMicrosAll(redisPids) - redis0;
   const after = await tollgateCounters(target.httpPort);
   const half = await load({
@@ -103,7 +104,7 @@ async function startMode(opts, mode, redis) {
     store: server.url,
     config: configDir(mode === "lease"),
     nodeArgs,
-    extraArgs: REDIS_ARGS,
+    extraArgs: [...REDIS_ARGS, "--workers", String(opts.workers)],
   });
   return { target, redisPids: server.pids };
 }

@@ -60,5 +60,8 @@ export function renderNotes(opts) {
     "errors = h2load failed/errored streams; store errors = Δ tollgate_store_errors_total (DEGRADED: the",
     "guard fell back to its failure policy, so that row did not measure Redis). Redis modes run with",
     "--store-deadline 1s: at peak, queueing alone exceeds the 10 ms default (see bench/RESULTS.md).",
+    ...(opts.workers > 1
+      ? [`Redis modes ran tollgate --workers ${opts.workers}: CPU µs/req is the primary and all its workers.`]
+      : []),
   ].join("\n");
 }

@@ -43,6 +43,12 @@ describe("bench options", () => {
     expect([o.duration, o.warmup, o.connections, o.rounds]).toEqual([0.5, 0.5, 2, 1]);
   });
 
+  it("runs one tollgate process unless --workers says otherwise", () => {
+    expect(parseOptions([]).workers).toBe(1);
+    expect(parseOptions(["--workers", "2"]).workers).toBe(2);
+    expect(() => parseOptions(["--workers", "two"])).toThrow(/--workers: expected a non-negative number/);
+  });
+
   it("names the flag and the choices when a mode is unknown", () => {
     expect(() => parseOptions(["--modes", "memory,postgres"])).toThrow(/--modes: unknown "postgres"/);
   });
