@@ -33,11 +33,8 @@ export interface RedisClientOptions {
   readonly enableOfflineQueue?: boolean;
   /**
    * Send all commands issued in one event-loop tick as one pipeline per node (ioredis
-   * `enableAutoPipelining`). Off by default for Redis Cluster: with ioredis 5.6 an auto-pipelined
-   * command to a master that died stays pending (no commandTimeout) and the client did not recover
-   * after the master came back (see test/store/redis/redis-cluster-node-loss.test.ts and
-   * redis/ioredis#2075); plain commands fail fast and recover at once.
-   * @default true for a single node and Sentinel, false for Redis Cluster
+   * `enableAutoPipelining`). In a cluster this also turns ioredis' failover retry off (see below).
+   * @default true
    */
   readonly autoPipelining?: boolean;
   /**
@@ -53,17 +50,17 @@ export interface RedisClientOptions {
 export type ResolvedClientOptions = Required<Omit<RedisClientOptions, "tlsCaFile">> &
   Pick<RedisClientOptions, "tlsCaFile">;
 
-/** Apply the documented defaults (some depend on whether the target is a cluster). */
+/** Apply the documented defaults (`_target`: none depends on it today; kept for callers). */
 export function resolveClientOptions(
   o: RedisClientOptions,
-  target: { cluster: boolean },
+  _target: { cluster: boolean },
 ): ResolvedClientOptions {
   return {
     commandTimeoutMs: o.commandTimeoutMs ?? 250,
     connectTimeoutMs: o.connectTimeoutMs ?? 2000,
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 1,
     enableOfflineQueue: o.enableOfflineQueue ?? false,
-    autoPipelining: o.autoPipelining ?? !target.cluster,
+    autoPipelining: o.autoPipelining ?? true,
     maxReconnectDelayMs: o.maxReconnectDelayMs ?? 1000,
     tlsCaFile: o.tlsCaFile,
   };
@@ -115,7 +112,11 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
     enableAutoPipelining: o.autoPipelining,
     scaleReads: "master",
     maxRedirections: 16,
-    retryDelayOnFailover: 100,
+    // ioredis 5.6 loses a cluster pipeline it retries after "Connection is closed." (a master died):
+    // it never settles, and auto-pipelining then queues every later command for that node behind it,
+    // for good (test/store/redis/redis-cluster-node-loss.test.ts). With no failover retry the
+    // pipeline fails at once; RedisStore refreshes the slot map on that failure instead.
+    retryDelayOnFailover: o.autoPipelining ? 0 : 100,
     retryDelayOnClusterDown: 100,
     slotsRefreshTimeout: o.connectTimeoutMs,
     clusterRetryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
