@@ -1,8 +1,9 @@
 /**
  * Count Redis round trips the way auto-pipelining makes them: every command sent to one node within
- * one event-loop tick leaves in the same write and comes back together, so it is one round trip no
- * matter how many concurrent requests contributed. Requests ÷ round trips is the sharing factor the
- * benchmark reports. Without auto-pipelining every command is its own round trip.
+ * one event-loop turn (until the next setImmediate) leaves in the same write and comes back together,
+ * so it is one round trip no matter how many concurrent requests contributed. Requests ÷ round trips
+ * is the sharing factor the benchmark reports. Without auto-pipelining every command is its own
+ * round trip.
  */
 import type { EngineMetrics } from "../../engine/metrics-port.js";
 
@@ -31,8 +32,10 @@ export class RoundTripMeter {
       this.#tick.add(node);
       if (!this.#scheduled) {
         this.#scheduled = true;
-        // ioredis flushes its auto-pipeline on process.nextTick: reset our window at the same point.
-        process.nextTick(() => {
+        // ioredis 5.6 flushes its auto-pipeline on setImmediate (autoPipelining.js), so commands of
+        // several ticks share one write: reset our window at the same point. (It also holds a node's
+        // next pipeline while one is in flight, so this is an upper bound.)
+        setImmediate(() => {
           this.#tick = new Set();
           this.#scheduled = false;
         });
