@@ -3,9 +3,8 @@
  * RateLimitAnswer → protobuf RateLimitResponse, plus the proto3-JSON twins used by `POST /json`.
  * Only protocol/ imports generated code; the engine sees plain values.
  */
-import { create, fromBinary, fromJsonString, toJsonString } from "@bufbuild/protobuf";
+import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import type { Entry, QueryDescriptor, RateLimitAnswer, RateLimitQuery, Unit } from "../engine/types.js";
-import type { RateLimitDescriptor } from "../gen/envoy/extensions/common/ratelimit/v3/ratelimit_pb.js";
 import {
   type RateLimitRequest,
   RateLimitRequestSchema,
@@ -14,6 +13,7 @@ import {
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { RateLimitUnit } from "../gen/envoy/type/v3/ratelimit_unit_pb.js";
 import { GrpcError, Status } from "./grpc/status.js";
+import { readRequest } from "./request-wire.js";
 import { RESPONSE_UNITS, responseCode, wholeSeconds, writeResponse } from "./response-wire.js";
 
 /** Input bounds (settings `--max-descriptors`, `--max-entries`, `--max-key-value-bytes`). */
@@ -48,20 +48,32 @@ const OVERRIDE_UNITS: Readonly<Record<number, Unit>> = {
 const invalid = (message: string) => new GrpcError(Status.INVALID_ARGUMENT, message);
 
 /**
- * protobuf-es decodes invalid UTF-8 to U+FFFD (its TextDecoder is not fatal), so a U+FFFD here is
- * refused as invalid UTF-8; a client that really sends U+FFFD in a descriptor is refused too.
+ * Bytes bound of a key, value or domain. Text is valid UTF-8 by then: request-wire.ts refuses invalid
+ * bytes, and protobuf-es' JSON parser refuses a lone surrogate (`"\ud800"`).
  */
 function checkText(text: string, where: string, bounds: QueryBounds): void {
   // Fast path: ASCII length bounds the byte length from below; only long or non-ASCII text is measured.
-  if (text.length * 3 > bounds.maxKeyValueBytes || text.includes("\uFFFD")) {
-    if (text.includes("\uFFFD")) throw invalid(`${where} is not valid UTF-8`);
+  if (text.length * 3 > bounds.maxKeyValueBytes) {
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > bounds.maxKeyValueBytes)
       throw invalid(`${where} is ${bytes} bytes, more than the limit of ${bounds.maxKeyValueBytes}`);
   }
 }
 
-function toDescriptor(d: RateLimitDescriptor, i: number, bounds: QueryBounds): QueryDescriptor {
+/** What {@link toQuery} reads: a protobuf-es RateLimitRequest or request-wire's plain twin. */
+interface RequestLike {
+  readonly domain: string;
+  readonly descriptors: readonly DescriptorLike[];
+  readonly hitsAddend: number;
+}
+
+interface DescriptorLike {
+  readonly entries: readonly { readonly key: string; readonly value: string }[];
+  readonly limit?: { readonly requestsPerUnit: number; readonly unit: number } | undefined;
+  readonly hitsAddend?: bigint | undefined;
+}
+
+function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds): QueryDescriptor {
   if (d.entries.length === 0) throw invalid(`descriptors[${i}] has no entries`);
   if (d.entries.length > bounds.maxEntries)
     throw invalid(
@@ -95,7 +107,7 @@ function toDescriptor(d: RateLimitDescriptor, i: number, bounds: QueryBounds): Q
 }
 
 /** Validate a decoded request against the bounds and turn it into a domain query. */
-export function toQuery(req: RateLimitRequest, bounds: QueryBounds): RateLimitQuery {
+export function toQuery(req: RequestLike, bounds: QueryBounds): RateLimitQuery {
   if (req.domain === "") throw invalid("domain is empty");
   checkText(req.domain, "domain", bounds);
   if (req.descriptors.length === 0) throw invalid("no descriptors");
@@ -131,13 +143,7 @@ export function toResponse(answer: RateLimitAnswer): RateLimitResponse {
 
 /** Decode binary RateLimitRequest bytes into a query (INVALID_ARGUMENT on bad bytes or input). */
 export function decodeQuery(bytes: Uint8Array, bounds: QueryBounds): RateLimitQuery {
-  let req: RateLimitRequest;
-  try {
-    req = fromBinary(RateLimitRequestSchema, bytes);
-  } catch (err) {
-    throw invalid(`cannot decode RateLimitRequest: ${(err as Error).message}`);
-  }
-  return toQuery(req, bounds);
+  return toQuery(readRequest(bytes), bounds);
 }
 
 /** Domain answer → RateLimitResponse wire bytes (the hot path; same bytes as `toResponse` + toBinary). */

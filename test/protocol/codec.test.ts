@@ -231,6 +231,20 @@ describe("JSON twin", () => {
     );
   });
 
+  it("accepts U+FFFD but refuses a lone surrogate, which has no UTF-8 form", () => {
+    const json = (value: string) =>
+      `{"domain":"edge","descriptors":[{"entries":[{"key":"k","value":"${value}"}]}]}`;
+    expect(parseJsonQuery(json("a\\ufffd"), DEFAULT_BOUNDS).descriptors[0]?.entries[0]?.value).toBe(
+      "a\uFFFD",
+    );
+    expect(() => parseJsonQuery(json("a\\ud800"), DEFAULT_BOUNDS)).toThrow(
+      /^invalid RateLimitRequest JSON: .*Entry.value from JSON: .*invalid UTF8$/,
+    );
+    expect(parseJsonQuery(json("\\ud83d\\ude80"), DEFAULT_BOUNDS).descriptors[0]?.entries[0]?.value).toBe(
+      "🚀",
+    );
+  });
+
   it("prints the answer with camelCase names and enums as names", () => {
     expect(JSON.parse(answerToJson(answer))).toEqual({
       overallCode: "OVER_LIMIT",
