@@ -69,17 +69,39 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
 const lenField = (body: number) => 1 + varintSize(body) + body;
 const strField = (bytes: number) => (bytes === 0 ? 0 : lenField(bytes));
 
-function limitSize(l: ReportedLimit): number {
-  return (
-    (l.requestsPerUnit === 0 ? 0 : 1 + varintSize(l.requestsPerUnit)) +
-    2 +
-    strField(l.name ? Buffer.byteLength(l.name) : 0)
-  );
+/** UTF-8 length of `text`; short ASCII text (every header and limit name in practice) is not measured natively. */
+function utf8Length(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text);
+  return text.length;
+}
+
+/**
+ * The encoded `current_limit` body of a reported limit. Reported limits are frozen per configured
+ * rule limit (engine/plan.ts), so the bytes are built once per limit, not per request.
+ */
+const limitCache = new WeakMap<ReportedLimit, Buffer>();
+
+function limitBody(l: ReportedLimit): Buffer {
+  let body = limitCache.get(l);
+  if (body !== undefined) return body;
+  const nameBytes = l.name ? utf8Length(l.name) : 0;
+  const size = (l.requestsPerUnit === 0 ? 0 : 1 + varintSize(l.requestsPerUnit)) + 2 + strField(nameBytes);
+  body = Buffer.alloc(size);
+  let pos = 0;
+  if (l.requestsPerUnit !== 0) {
+    body[pos++] = tag(1, VARINT);
+    pos = writeVarint(body, pos, l.requestsPerUnit);
+  }
+  body[pos++] = tag(2, VARINT);
+  body[pos++] = RESPONSE_UNITS[l.unit];
+  writeString(body, pos, 3, l.name, nameBytes);
+  if (Object.isFrozen(l)) limitCache.set(l, body);
+  return body;
 }
 
 function statusSize(s: DescriptorStatus): number {
   let size = 2; // code: never 0
-  if (s.currentLimit) size += lenField(limitSize(s.currentLimit));
+  if (s.currentLimit) size += lenField(limitBody(s.currentLimit).length);
   if (s.limitRemaining !== 0) size += 1 + varintSize(s.limitRemaining);
   if (s.durationUntilResetSec !== undefined) {
     const sec = wholeSeconds(s.durationUntilResetSec);
@@ -88,12 +110,20 @@ function statusSize(s: DescriptorStatus): number {
   return size;
 }
 
-function writeString(buf: Buffer, pos: number, field: number, text: string | undefined): number {
+/** Write a string field whose UTF-8 length is `bytes` (nothing when empty). */
+function writeString(
+  buf: Buffer,
+  pos: number,
+  field: number,
+  text: string | undefined,
+  bytes: number,
+): number {
   if (!text) return pos;
-  const bytes = Buffer.byteLength(text);
   buf[pos++] = tag(field, LEN);
   pos = writeVarint(buf, pos, bytes);
-  return pos + buf.write(text, pos);
+  if (bytes !== text.length) return pos + buf.write(text, pos);
+  for (let i = 0; i < bytes; i++) buf[pos + i] = text.charCodeAt(i);
+  return pos + bytes;
 }
 
 function writeStatus(buf: Buffer, pos: number, s: DescriptorStatus): number {
@@ -103,15 +133,10 @@ function writeStatus(buf: Buffer, pos: number, s: DescriptorStatus): number {
   buf[pos++] = responseCode(s.code);
   const limit = s.currentLimit;
   if (limit) {
+    const body = limitBody(limit);
     buf[pos++] = tag(2, LEN);
-    pos = writeVarint(buf, pos, limitSize(limit));
-    if (limit.requestsPerUnit !== 0) {
-      buf[pos++] = tag(1, VARINT);
-      pos = writeVarint(buf, pos, limit.requestsPerUnit);
-    }
-    buf[pos++] = tag(2, VARINT);
-    buf[pos++] = RESPONSE_UNITS[limit.unit];
-    pos = writeString(buf, pos, 3, limit.name);
+    pos = writeVarint(buf, pos, body.length);
+    pos += body.copy(buf, pos);
   }
   if (s.limitRemaining !== 0) {
     buf[pos++] = tag(3, VARINT);
@@ -137,18 +162,29 @@ function writeStatus(buf: Buffer, pos: number, s: DescriptorStatus): number {
 export function writeResponse(answer: RateLimitAnswer): Uint8Array {
   let size = 2;
   for (const s of answer.statuses) size += lenField(statusSize(s));
-  for (const h of answer.responseHeaders)
-    size += lenField(strField(Buffer.byteLength(h.key)) + strField(Buffer.byteLength(h.value)));
+  const headers = answer.responseHeaders;
+  const lengths: number[] = new Array(headers.length * 2);
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i] as { key: string; value: string };
+    const k = utf8Length(h.key);
+    const v = utf8Length(h.value);
+    lengths[2 * i] = k;
+    lengths[2 * i + 1] = v;
+    size += lenField(strField(k) + strField(v));
+  }
   const buf = Buffer.allocUnsafe(size);
   buf[0] = tag(1, VARINT);
   buf[1] = responseCode(answer.overallCode);
   let pos = 2;
   for (const s of answer.statuses) pos = writeStatus(buf, pos, s);
-  for (const h of answer.responseHeaders) {
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i] as { key: string; value: string };
+    const k = lengths[2 * i] as number;
+    const v = lengths[2 * i + 1] as number;
     buf[pos++] = tag(3, LEN);
-    pos = writeVarint(buf, pos, strField(Buffer.byteLength(h.key)) + strField(Buffer.byteLength(h.value)));
-    pos = writeString(buf, pos, 1, h.key);
-    pos = writeString(buf, pos, 2, h.value);
+    pos = writeVarint(buf, pos, strField(k) + strField(v));
+    pos = writeString(buf, pos, 1, h.key, k);
+    pos = writeString(buf, pos, 2, h.value, v);
   }
   if (pos !== size) throw new Error(`RateLimitResponse encoder wrote ${pos} of ${size} bytes`);
   return buf;

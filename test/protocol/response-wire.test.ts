@@ -22,6 +22,8 @@ const answer = (statuses: DescriptorStatus[], responseHeaders: Header[] = []): R
 });
 
 describe("writeResponse", () => {
+  const FROZEN_LIMIT = Object.freeze({ requestsPerUnit: 7, unit: "minute" as const, name: "plätt 😀" });
+
   it("writes the same bytes as protobuf-es for edge values", () => {
     const cases: RateLimitAnswer[] = [
       answer([]),
@@ -32,6 +34,12 @@ describe("writeResponse", () => {
       answer([status({ currentLimit: { requestsPerUnit: 0, unit: "week", name: undefined } })]),
       answer([status({ currentLimit: { requestsPerUnit: 4_294_967_295, unit: "year", name: "" } })]),
       answer([status({ durationUntilResetSec: 31_536_000 })]),
+      // A frozen (configured) limit is encoded once and cached: twice in one answer, non-ASCII name.
+      answer([
+        status({ currentLimit: FROZEN_LIMIT }),
+        status({ currentLimit: FROZEN_LIMIT, limitRemaining: 3 }),
+      ]),
+      answer([status({ currentLimit: FROZEN_LIMIT })]),
       answer([status({ currentLimit: { requestsPerUnit: 5, unit: "day", name: "n".repeat(300) } })]),
       answer(
         [status()],
