@@ -24,6 +24,8 @@ export const STORE_BUCKETS: readonly number[] = [
 export interface DefineOptions {
   /** Called before the decision and hit counters are read (a scrape), to flush buffered counts. */
   readonly beforeCollect?: () => void;
+  /** Read at scrape time for `tollgate_in_flight_requests` (kept as a plain number on the hot path). */
+  readonly inFlight?: () => number;
 }
 
 /** Builds every metric on `registry` (never the global registry). */
@@ -147,6 +149,13 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       name: `${PREFIX}in_flight_requests`,
       help: "Requests being decided right now (bounded by --max-in-flight).",
       registers,
+      ...(options.inFlight
+        ? {
+            collect(this: Gauge) {
+              this.set((options.inFlight as () => number)());
+            },
+          }
+        : {}),
     }),
   };
 }

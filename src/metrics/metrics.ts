@@ -71,6 +71,8 @@ export class TollgateMetrics implements EngineMetrics {
   private readonly rules = new Map<string, Map<string, RuleSeries>>();
   private readonly maxSeries: number;
   private ruleCount = 0;
+  /** Calls in flight; the gauge reads it at scrape time (no prom-client call per request). */
+  private inFlightCount = 0;
   private readonly overflowRule: RuleSeries;
   /** Series with unflushed counts. */
   private readonly queued: RuleSeries[] = [];
@@ -84,7 +86,10 @@ export class TollgateMetrics implements EngineMetrics {
     this.registry = new Registry();
     this.contentType = this.registry.contentType;
     this.clock = options.clock ?? systemClock;
-    this.m = defineMetrics(this.registry, { beforeCollect: () => this.flush() });
+    this.m = defineMetrics(this.registry, {
+      beforeCollect: () => this.flush(),
+      inFlight: () => this.inFlightCount,
+    });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     if (options.worker) defineWorkerMetrics(this.registry, options.worker, () => this.started);
     this.maxSeries = maxSeries;
@@ -188,12 +193,12 @@ export class TollgateMetrics implements EngineMetrics {
   /** A request entered the decision path; pair with {@link requestFinished}. */
   requestStarted(): void {
     this.started += 1;
-    this.m.inFlight.inc();
+    this.inFlightCount++;
   }
 
   /** A request left the decision path (answered or failed). */
   requestFinished(): void {
-    this.m.inFlight.dec();
+    this.inFlightCount--;
   }
 
   /** Every metric in the Prometheus text format, for `GET /metrics` (serve with {@link contentType}). */

@@ -172,7 +172,7 @@ export class UnaryCall implements CallContext {
     if (stream.destroyed) return;
     try {
       stream.respond(OK_HEADERS, OK_OPTIONS);
-      stream.once("wantTrailers", sendOkTrailers);
+      stream.on("wantTrailers", sendOkTrailers);
       stream.end(frame(body));
     } catch (err) {
       // The session closed under us (run() must never reject: nobody awaits it).

@@ -210,8 +210,9 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     const s = stream as CallStream;
     s[CALL] = new UnaryCall(stream, headers, method, gzip, timeoutMs, host);
     s.on("data", onCallData);
-    s.once("end", onCallEnd);
-    s.once("close", onCallClose);
+    // `on`, not `once`: each fires once per stream anyway, and `once` allocates a wrapper per call.
+    s.on("end", onCallEnd);
+    s.on("close", onCallClose);
   });
 
   const allClosed = (): Promise<void> =>
