@@ -177,9 +177,17 @@ export const SETTINGS = {
     kind: "duration",
     flag: "--breaker-open",
     env: "TOLLGATE_BREAKER_OPEN",
+    default: "250ms",
+    unit: "ms",
+    doc: "First open period of the breaker; doubles on every failed probe (±20% jitter) up to `--breaker-open-max`. A Redis client that reconnects half-opens the breaker at once.",
+  }),
+  breakerOpenMax: spec({
+    kind: "duration",
+    flag: "--breaker-open-max",
+    env: "TOLLGATE_BREAKER_OPEN_MAX",
     default: "1s",
     unit: "ms",
-    doc: "First open period of the breaker; doubles on every failed probe (±20% jitter) up to 30 s.",
+    doc: "Longest open period (jitter included), so decisions are back on Redis within about this plus one probe after it returns. Short is affordable: a probe to a dead Redis fails at once (no offline queue), one to a hanging Redis costs one `--store-deadline` for one request. Never below `--breaker-open`.",
   }),
   instances: spec({
     kind: "int",

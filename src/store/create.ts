@@ -27,6 +27,7 @@ export interface StoreSettings {
   readonly onStoreError: FailurePolicy;
   readonly breakerFailures: number;
   readonly breakerOpen: number;
+  readonly breakerOpenMax: number;
   readonly instances: number;
   /** `--key-prefix`: the heartbeat key is per deployment too. */
   readonly keyPrefix: string;
@@ -74,18 +75,25 @@ export function createStore(
     onCount: (n) => deps.metrics.instances(n),
   });
   const fallback = new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets });
-  const guardFor = (node: string) =>
-    new GuardedStore({
+  const guardFor = (node: string) => {
+    const guard = new GuardedStore({
       inner: redis,
       fallback,
       instances: registry,
       deadlineMs: s.storeDeadline,
-      breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen },
+      breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen, maxMs: s.breakerOpenMax },
       defaultPolicy: s.onStoreError,
       clock: deps.clock,
       logger: node ? log.child({ node }) : log,
       events: deps.metrics,
     });
+    // The client (re)connected: probe now rather than at the end of the open time. A cluster master's
+    // own reconnect reaches only its guard; the cluster client's reaches every node's.
+    redis.onReady((ready) => {
+      if (ready === "" || ready === node) guard.storeReady();
+    });
+    return guard;
+  };
   // In a cluster, one breaker per master: a master that goes away must not take the live ones'
   // keys off Redis with it.
   const guard =

@@ -63,5 +63,12 @@ export interface Store {
   reset(keys: readonly string[]): Promise<void>;
   /** Resolves once the store can serve (e.g. Redis connected and PINGed). */
   ready(): Promise<void>;
+  /**
+   * Optional: call `listener` every time the store, or one node of it, is connected and ready again
+   * after a loss (and on the first connect). `node` is `""` for the whole store, else a node name as
+   * the store's routing names it (a Redis Cluster master's `host:port`). The guard uses it to probe a
+   * returning store at once instead of at the end of its breaker's open time.
+   */
+  onReady?(listener: (node: string) => void): void;
   close(): Promise<void>;
 }

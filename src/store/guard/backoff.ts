@@ -5,11 +5,14 @@
 
 /** Open-duration settings. */
 export interface BackoffSettings {
-  /** Open time after the first opening, ms. @default 1000 */
+  /** Open time after the first opening, ms. @default 250 */
   readonly baseMs: number;
   /** Factor per back-to-back reopening (a failed half-open probe). @default 2 */
   readonly multiplier: number;
-  /** Upper bound of the open time, ms, jitter included. @default 30000 */
+  /**
+   * Upper bound of the open time, ms, jitter included. It bounds how long decisions stay off a store
+   * that is back (plus one probe). @default 1000
+   */
   readonly maxMs: number;
   /** Relative jitter: the time is scaled by a uniform factor in `[1 - jitter, 1 + jitter]`. @default 0.2 */
   readonly jitter: number;

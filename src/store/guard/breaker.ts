@@ -7,6 +7,10 @@
  *   time grows exponentially with back-to-back openings, with jitter and a cap (see backoff.ts).
  * - `half_open`: up to `halfOpenProbes` calls go through at once as probes. The first successful probe
  *   closes the breaker; a failed probe reopens it with the next, longer, open time.
+ *
+ * `storeReady()` half-opens an open breaker before its time is up: the store reported that it is
+ * connected again, so the next call probes now instead of at the end of the open time.
+ * `storeNotReady()` opens a closed breaker at once (the store could not connect at start).
  */
 import type { Clock } from "../../engine/types.js";
 import { type BackoffSettings, openDurationMs } from "./backoff.js";
@@ -21,6 +25,8 @@ export type TransitionReason =
   | "failure_ratio"
   | "probe_failed"
   | "open_elapsed"
+  | "store_ready"
+  | "store_not_ready"
   | "probe_succeeded";
 
 /** Breaker settings; every field has a default in {@link DEFAULT_BREAKER}. */
@@ -43,9 +49,9 @@ export const DEFAULT_BREAKER: BreakerSettings = Object.freeze({
   windowMs: 10_000,
   minRequests: 20,
   halfOpenProbes: 1,
-  baseMs: 1_000,
+  baseMs: 250,
   multiplier: 2,
-  maxMs: 30_000,
+  maxMs: 1_000,
   jitter: 0.2,
 });
 
@@ -113,7 +119,10 @@ export class CircuitBreaker {
   #lastError: LastError | undefined;
 
   constructor(opts: CircuitBreakerOptions) {
-    this.settings = Object.freeze({ ...DEFAULT_BREAKER, ...opts.settings });
+    const s = { ...DEFAULT_BREAKER, ...opts.settings };
+    // The cap is never below the first open time: an explicit longer base is honoured (and then no
+    // longer grows) rather than silently cut to the default cap.
+    this.settings = Object.freeze({ ...s, maxMs: Math.max(s.maxMs, s.baseMs) });
     this.#clock = opts.clock;
     this.#random = opts.random ?? Math.random;
     this.#onTransition = opts.onTransition ?? (() => {});
@@ -131,6 +140,27 @@ export class CircuitBreaker {
     if (this.#probesInFlight >= this.settings.halfOpenProbes) return undefined;
     this.#probesInFlight++;
     return { probe: true, generation: this.#generation };
+  }
+
+  /**
+   * The store says it is connected and ready again (e.g. the Redis client reconnected): an open breaker
+   * half-opens now, so the next call probes without waiting out the open time. The probe still decides;
+   * a failed one reopens with the next, longer, open time. No effect unless open.
+   */
+  storeReady(): void {
+    if (this.#state === "open") this.#move("half_open", "store_ready", undefined);
+  }
+
+  /**
+   * The store says it cannot serve (not connected at start): a closed breaker opens now, so calls are
+   * answered by policy at once instead of each waiting out a deadline, and the status says degraded.
+   * The usual open time and probes follow; `storeReady()` half-opens it as soon as the store connects.
+   */
+  storeNotReady(error: { code: string; message: string }): void {
+    if (this.#state !== "closed") return;
+    const now = this.#clock.now();
+    this.#lastError = { code: error.code, message: error.message, at: now };
+    this.#move("open", "store_not_ready", now);
   }
 
   /** The permitted call answered in time. */

@@ -123,8 +123,10 @@ export class GuardedStore implements Store {
 
   /**
    * Waits for the inner store, but never fails: a store that is down at boot must not keep the service
-   * from starting, since the guard answers by policy until it comes back (the breaker probes as usual).
-   * The failure is logged once and recorded as the last error.
+   * from starting (under Envoy's `failure_mode_deny` a rate limiter that refuses to start turns a Redis
+   * outage into a gateway outage). The guard answers by policy until the store comes back: the
+   * failure is logged once, and the breaker opens at once (degraded on status and metrics; it probes
+   * as usual, and at once when the store reports it connected).
    */
   async ready(): Promise<void> {
     try {
@@ -136,7 +138,17 @@ export class GuardedStore implements Store {
         { code: e.code, err: e.message, defaultPolicy: this.#defaultPolicy },
         "store not ready at start: serving by the failure policy until it answers",
       );
+      this.#breaker.storeNotReady(e);
     }
+  }
+
+  /**
+   * The inner store reports that it is connected and ready again (see `Store.onReady`): an open
+   * breaker half-opens now, so recovery does not wait out the open time. Wired by the caller, who
+   * knows which store (or cluster node) this guard covers.
+   */
+  storeReady(): void {
+    this.#breaker.storeReady();
   }
 
   async close(): Promise<void> {

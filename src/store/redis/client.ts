@@ -38,8 +38,11 @@ export interface RedisClientOptions {
    */
   readonly autoPipelining?: boolean;
   /**
-   * Longest pause between reconnect attempts; attempts back off 50 ms, 100 ms, … up to this.
-   * @default 1000 (milliseconds)
+   * Longest pause between reconnect attempts; attempts back off 50 ms, 100 ms, … up to this. It bounds
+   * how long a returning Redis goes unnoticed (the breaker probes on the reconnect, see
+   * `Store.onReady`), so it is kept well under the 2 s recovery target; an attempt against a dead
+   * host is one refused or timed-out connect per client every half second.
+   * @default 500 (milliseconds)
    */
   readonly maxReconnectDelayMs?: number;
   /** PEM CA bundle file for `rediss://` (default: Node's built-in CAs). */
@@ -61,7 +64,7 @@ export function resolveClientOptions(
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 1,
     enableOfflineQueue: o.enableOfflineQueue ?? false,
     autoPipelining: o.autoPipelining ?? true,
-    maxReconnectDelayMs: o.maxReconnectDelayMs ?? 1000,
+    maxReconnectDelayMs: o.maxReconnectDelayMs ?? 500,
     tlsCaFile: o.tlsCaFile,
   };
 }

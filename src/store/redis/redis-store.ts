@@ -57,6 +57,7 @@ export class RedisStore implements Store, LeaseBackend {
   readonly #readyTimeoutMs: number;
   readonly #callTimeoutMs: number;
   readonly #cluster: boolean;
+  readonly #readyListeners: ((node: string) => void)[] = [];
 
   constructor(options: RedisStoreOptions) {
     const target = parseRedisUrl(options.url);
@@ -75,6 +76,27 @@ export class RedisStore implements Store, LeaseBackend {
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));
+    this.#client.on("ready", () => this.#readied(""));
+    if (this.#cluster) {
+      // Each master connection of a cluster client is its own ioredis client (created again after it
+      // ended): its "ready" is that node's return.
+      this.#client.on("+node", (node: Redis) => {
+        node.on("ready", () => this.#readied(`${node.options.host}:${node.options.port}`));
+      });
+    }
+  }
+
+  /**
+   * `listener` hears every (re)connect that is ready to serve: `""` for the client as a whole (single
+   * node, Sentinel master, or the cluster client), a master's `host:port` (as `nodeOf` names it) for
+   * one cluster node.
+   */
+  onReady(listener: (node: string) => void): void {
+    this.#readyListeners.push(listener);
+  }
+
+  #readied(node: string): void {
+    for (const l of this.#readyListeners) l(node);
   }
 
   /** Round trips made so far (see RoundTripMeter). */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type BreakerSettings, CircuitBreaker, type Transition } from "../../../src/store/guard/breaker.js";
+import {
+  type BreakerSettings,
+  CircuitBreaker,
+  DEFAULT_BREAKER,
+  type Transition,
+} from "../../../src/store/guard/breaker.js";
 import { FakeTime } from "./fake-time.js";
 
 const boom = { code: "connection", message: "ECONNREFUSED" };
@@ -10,6 +15,7 @@ const settings: Partial<BreakerSettings> = {
   minRequests: 10,
   halfOpenProbes: 2,
   baseMs: 1_000,
+  maxMs: 30_000,
   jitter: 0,
 };
 
@@ -140,5 +146,84 @@ describe("CircuitBreaker", () => {
     const { breaker, fail, time } = setup();
     fail(1);
     expect(breaker.snapshot().lastError).toEqual({ ...boom, at: time.now() });
+  });
+
+  it("with the default backoff, never stays open longer than 1 s however many probes fail", async () => {
+    // Default base, multiplier, cap and jitter; the highest jitter draw each time.
+    const { breaker, fail, time, transitions } = setup({
+      baseMs: DEFAULT_BREAKER.baseMs,
+      multiplier: DEFAULT_BREAKER.multiplier,
+      maxMs: DEFAULT_BREAKER.maxMs,
+      jitter: DEFAULT_BREAKER.jitter,
+    });
+    fail(3);
+    for (let probe = 0; probe < 8; probe++) {
+      await time.advance(breaker.remainingOpenMs());
+      fail(1);
+    }
+    const opens = transitions.filter((t) => t.to === "open").map((t) => t.openMs);
+    // 250, 500, 1000 (capped) … with random() = 0.5 (no jitter); the cap holds jitter included.
+    expect(opens).toEqual([250, 500, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000]);
+    expect(DEFAULT_BREAKER.maxMs).toBe(1_000);
+  });
+
+  it("caps the open time jitter included, even at the highest draw", async () => {
+    const time = new FakeTime();
+    const opens: number[] = [];
+    const breaker = new CircuitBreaker({
+      clock: time,
+      settings: { consecutiveFailures: 1 },
+      random: () => 0.999_999,
+      onTransition: (t) => {
+        if (t.openMs !== undefined) opens.push(t.openMs);
+      },
+    });
+    const fail = () => {
+      const p = breaker.acquire();
+      if (p) breaker.failure(p, boom);
+    };
+    fail();
+    for (let i = 0; i < 5; i++) {
+      await time.advance(breaker.remainingOpenMs());
+      fail();
+    }
+    expect(opens[0]).toBeCloseTo(300, 0);
+    expect(opens[1]).toBeCloseTo(600, 0);
+    expect(opens.slice(2)).toEqual([1_000, 1_000, 1_000, 1_000]);
+  });
+
+  it("half-opens at once when the store reports it is ready, and the probe decides", async () => {
+    const { breaker, fail, time, transitions } = setup();
+    fail(3);
+    await time.advance(10);
+    breaker.storeReady();
+    expect(breaker.snapshot().state).toBe("half_open");
+    expect(transitions.at(-1)).toMatchObject({ from: "open", to: "half_open", reason: "store_ready" });
+    // A failed probe reopens with the next, longer, time (the reconnect did not reset the backoff).
+    fail(1);
+    expect(transitions.at(-1)).toMatchObject({ to: "open", reason: "probe_failed", openMs: 2_000 });
+    breaker.storeReady();
+    const probe = breaker.acquire();
+    if (!probe?.probe) throw new Error("expected a probe");
+    breaker.success(probe);
+    expect(breaker.snapshot().state).toBe("closed");
+  });
+
+  it("never caps the open time below the first one", () => {
+    const { breaker, fail, transitions } = setup({ baseMs: 5_000, maxMs: 1_000 });
+    expect(breaker.settings.maxMs).toBe(5_000);
+    fail(3);
+    expect(transitions.at(-1)?.openMs).toBe(5_000);
+  });
+
+  it("ignores a ready store unless open", () => {
+    const { breaker, fail, transitions } = setup();
+    breaker.storeReady();
+    expect(transitions).toEqual([]);
+    fail(3);
+    breaker.storeReady();
+    expect(breaker.snapshot().state).toBe("half_open");
+    breaker.storeReady();
+    expect(transitions.map((t) => t.to)).toEqual(["open", "half_open"]);
   });
 });
