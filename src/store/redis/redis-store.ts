@@ -72,7 +72,7 @@ export class RedisStore implements Store, LeaseBackend {
       pipelined: resolveClientOptions(options, { cluster: this.#cluster }).autoPipelining,
     });
     this.#client = createRedisClient(target, options);
-    this.#scripts = new Scripts(this.#client, options.scriptsDir);
+    this.#scripts = new Scripts(this.#client, options.scriptsDir, this.#cluster);
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));

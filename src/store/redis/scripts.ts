@@ -24,12 +24,19 @@ const SCRIPTS = {
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
-// One command per (script, number of keys), e.g. `tollgateGcra3`, defined with a fixed
+// In a cluster, one command per (script, number of keys), e.g. `tollgateGcra3`, defined with a fixed
 // `numberOfKeys` so the first argument is a key. ioredis Cluster's auto-pipelining routes a command
 // by its first argument; with a leading key count every script call would be routed by the slot of
 // "3" and fail with "All keys in the pipeline should belong to the same slots allocation group".
+// On one node (or Sentinel) nothing routes by key: one command per script, key count first
+// (`tollgateGcra`), so calls of any size use EVALSHA.
 declare module "ioredis" {
   interface RedisCommander<Context> {
+    /** The scripts defined without `numberOfKeys` (single node): key count, keys, argv. */
+    tollgateGcra: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    tollgateFixedWindow: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    tollgateRefund: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    tollgateLease: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     /** lua/gcra.lua over N keys: charge GCRA buckets of one slot all-or-nothing. */
     [gcra: `tollgateGcra${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
     /** lua/fixed_window.lua over N keys: charge fixed-window counters of one slot all-or-nothing. */
@@ -43,8 +50,13 @@ declare module "ioredis" {
   }
 }
 
-/** Calls over up to this many keys use a defined (EVALSHA) command; larger ones use EVAL. */
-export const MAX_DEFINED_KEYS = 64;
+/**
+ * In a cluster, calls over up to this many keys (one slot group: one descriptor's limits of one
+ * algorithm) use a defined (EVALSHA) command; larger ones use EVAL. Kept small on purpose: ioredis
+ * copies every defined command onto each auto-pipeline it builds (one per node and flush), so 64 key
+ * counts × 4 scripts cost more per flush than the script call itself (bench/RESULTS.md).
+ */
+export const MAX_DEFINED_KEYS = 16;
 
 /** Directory of the .lua files: `<package root>/lua` (three levels above src/store/redis or dist/store/redis). */
 export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "lua");
@@ -58,8 +70,12 @@ export class Scripts {
   readonly #lua: Readonly<Record<ScriptName, string>>;
   readonly #defined = new Set<string>();
 
-  constructor(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR) {
+  readonly #fixedKeys: boolean;
+
+  /** `fixedKeys`: one command per key count (Redis Cluster, see above); else one per script. */
+  constructor(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR, fixedKeys = true) {
     this.#client = client;
+    this.#fixedKeys = fixedKeys;
     const load = (file: string) => readFileSync(join(dir, file), "utf8");
     this.#lua = {
       tollgateGcra: load(SCRIPTS.tollgateGcra),
@@ -73,6 +89,10 @@ export class Scripts {
     // shift out of alignment: "results[i] is not iterable", an uncaught exception
     // (redis/ioredis#1931). Calls over more keys than this use the built-in EVAL instead.
     for (const script of Object.keys(SCRIPTS) as ScriptName[]) {
+      if (!fixedKeys) {
+        this.#client.defineCommand(script, { lua: this.#lua[script] });
+        continue;
+      }
       const most = script === "tollgateLease" ? 1 : MAX_DEFINED_KEYS;
       for (let keys = 1; keys <= most; keys++) {
         const name: `${ScriptName}${number}` = `${script}${keys}`;
@@ -119,6 +139,11 @@ export class Scripts {
 
   /** The command running `script` over `keys` keys, defined on first use. */
   #command(script: ScriptName, keys: number): (...keysThenArgv: (string | number)[]) => Promise<unknown> {
+    if (!this.#fixedKeys) {
+      const command = this.#client[script];
+      if (!command) throw new Error(`ioredis did not define the command ${script}`);
+      return (...keysThenArgv) => command.call(this.#client, keys, ...keysThenArgv);
+    }
     const name: `${ScriptName}${number}` = `${script}${keys}`;
     if (!this.#defined.has(name)) {
       const lua = this.#lua[script];
