@@ -71,6 +71,7 @@ export class TollgateMetrics implements EngineMetrics {
   private readonly rules = new Map<string, Map<string, RuleSeries>>();
   private readonly maxSeries: number;
   private ruleCount = 0;
+  private readonly storeTimers = new Map<string, ReturnType<MetricSet["storeSeconds"]["labels"]>>();
   /** Calls in flight; the gauge reads it at scrape time (no prom-client call per request). */
   private inFlightCount = 0;
   private readonly overflowRule: RuleSeries;
@@ -131,7 +132,13 @@ export class TollgateMetrics implements EngineMetrics {
   }
 
   storeSeconds(operation: string, seconds: number): void {
-    this.m.storeSeconds.observe({ operation }, seconds);
+    // Children cached per operation (a handful of names): no label hashing per store call.
+    let child = this.storeTimers.get(operation);
+    if (child === undefined) {
+      child = this.m.storeSeconds.labels({ operation });
+      this.storeTimers.set(operation, child);
+    }
+    child.observe(seconds);
   }
 
   storeError(kind: string): void {
