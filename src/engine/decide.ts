@@ -111,7 +111,7 @@ export class Engine {
     const groups: Group[] = [];
     const takes = this.buildTakes(plans, groups, peekOnly);
     let outcomes = takes.length > 0 ? await this.deps.store.take(takes) : [];
-    if (!peekOnly && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
+    if (!peekOnly && groups.some(isSharded) && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
       outcomes = await this.retryShards(groups, takes, outcomes);
 
     const over = blockedOver.slice();
@@ -241,6 +241,9 @@ export class Engine {
 }
 
 const NO_OUTCOMES: readonly Outcome[] = Object.freeze([]);
+
+/** Only a sharded descriptor can be retried on another shard (most requests have none). */
+const isSharded = (g: Group): boolean => g.plan.shards > 1;
 
 function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
   for (let li = 0; li < g.plan.limits.length; li++)
