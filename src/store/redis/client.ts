@@ -33,7 +33,8 @@ export interface RedisClientOptions {
   readonly enableOfflineQueue?: boolean;
   /**
    * Send all commands issued in one event-loop tick as one pipeline per node (ioredis
-   * `enableAutoPipelining`). In a cluster this also turns ioredis' failover retry off (see below).
+   * `enableAutoPipelining`). In a cluster this also turns ioredis' delayed retries (failover,
+   * CLUSTERDOWN, TRYAGAIN) off (see createRedisClient).
    * @default true
    */
   readonly autoPipelining?: boolean;
@@ -115,12 +116,17 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
     enableAutoPipelining: o.autoPipelining,
     scaleReads: "master",
     maxRedirections: 16,
-    // ioredis 5.6 loses a cluster pipeline it retries after "Connection is closed." (a master died):
-    // it never settles, and auto-pipelining then queues every later command for that node behind it,
-    // for good (test/store/redis/redis-cluster-node-loss.test.ts). With no failover retry the
-    // pipeline fails at once; RedisStore refreshes the slot map on that failure instead.
+    // ioredis 5.6 loses a cluster pipeline it retries after a delay (failover: "Connection is
+    // closed." from a master that died; CLUSTERDOWN: a restarted master's first ~2 s; TRYAGAIN): the
+    // first attempt's commandTimeout timer is not cleared, fires during the delay and counts as a
+    // reply while none is pending, so the resent pipeline waits for one reply too many and never
+    // settles. Auto-pipelining then queues every later command for that node behind it, for good
+    // (test/store/redis/redis-cluster-node-loss.test.ts, test/chaos/cluster-master-kill.test.ts).
+    // With no delayed retry the pipeline fails at once (a transient error the guard acts on);
+    // RedisStore refreshes the slot map on that failure instead. (MOVED and ASK retry at once: safe.)
     retryDelayOnFailover: o.autoPipelining ? 0 : 100,
-    retryDelayOnClusterDown: 100,
+    retryDelayOnClusterDown: o.autoPipelining ? 0 : 100,
+    retryDelayOnTryAgain: o.autoPipelining ? 0 : 100,
     slotsRefreshTimeout: o.connectTimeoutMs,
     clusterRetryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
     // ioredis forces retryStrategy null and an offline queue on node connections (the cluster client
