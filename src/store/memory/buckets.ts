@@ -1,13 +1,17 @@
 /**
  * The bounded bucket table of the in-process store: at most `maxBuckets` entries, least recently
- * used evicted first (lru-cache), each entry expiring at an absolute time on the injected clock.
+ * used evicted first, each entry expiring at an absolute time on the injected clock.
+ *
+ * A Map in recency order (a hit or write moves the key to the end; the first key is the least
+ * recently used). Not lru-cache: it preallocates arrays of `maxBuckets` slots and refills all of them
+ * whenever its last entry is deleted, so with the 1,000,000 default every request of a quiet service
+ * whose buckets had expired paid ~3 ms per descriptor (bench/RESULTS.md, "Latency at low load").
+ * Memory now follows the live buckets, not the bound.
  *
  * Expiry is checked here, exactly (`nowMs >= expiresAtMs` is absent, as a Redis key whose PX ran
- * out); lru-cache's own TTL, bound to the same clock, lets `purgeStale()` free expired entries.
- * The sweep runs from the request path at most once per `sweepIntervalMs` of clock time, so no timer
- * is needed and a fake clock drives it in tests.
+ * out). The sweep that frees expired entries runs from the request path at most once per
+ * `sweepIntervalMs` of clock time, so no timer is needed and a fake clock drives it in tests.
  */
-import { LRUCache } from "lru-cache";
 import type { Clock } from "../../engine/types.js";
 
 /** One stored bucket: its state (GCRA tat in µs, or a window counter) and when it vanishes. */
@@ -28,8 +32,8 @@ export interface BucketTableOptions {
 
 /** A bounded map of bucket key to state with exact expiry on an injected clock. */
 export class BucketTable {
-  readonly #cache: LRUCache<string, BucketEntry>;
-  readonly #clock: Clock;
+  readonly #map = new Map<string, BucketEntry>();
+  readonly #max: number;
   readonly #sweepIntervalMs: number;
   #lastSweepMs: number;
 
@@ -37,51 +41,49 @@ export class BucketTable {
     if (!Number.isInteger(options.maxBuckets) || options.maxBuckets < 1) {
       throw new RangeError(`maxBuckets must be a positive integer, got ${options.maxBuckets}`);
     }
-    this.#clock = options.clock;
+    this.#max = options.maxBuckets;
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
     this.#lastSweepMs = options.clock.now();
-    this.#cache = new LRUCache<string, BucketEntry>({
-      max: options.maxBuckets,
-      // ttlResolution 0: never cache "now" behind a timer; read the injected clock every time.
-      ttlResolution: 0,
-      perf: { now: () => this.#clock.now() },
-    });
   }
 
   /** Number of entries held, expired-but-unswept ones included. */
   get size(): number {
-    return this.#cache.size;
+    return this.#map.size;
   }
 
   /** The live entry of `key` at `nowMs`, or undefined when absent or expired (expired ones are dropped). */
   get(key: string, nowMs: number): BucketEntry | undefined {
-    const entry = this.#cache.get(key);
+    const entry = this.#map.get(key);
     if (entry === undefined) return undefined;
-    if (nowMs >= entry.expiresAtMs) {
-      this.#cache.delete(key);
-      return undefined;
-    }
+    this.#map.delete(key);
+    if (nowMs >= entry.expiresAtMs) return undefined;
+    this.#map.set(key, entry); // most recently used: to the end
     return entry;
   }
 
   /** Store `value` for `key` until `expiresAtMs`; `nowMs` is the caller's reading of the clock. */
-  set(key: string, value: number, expiresAtMs: number, nowMs: number): void {
-    const ttl = Math.max(1, Math.ceil(expiresAtMs - nowMs));
-    this.#cache.set(key, { value, expiresAtMs }, { ttl });
+  set(key: string, value: number, expiresAtMs: number, _nowMs: number): void {
+    const map = this.#map;
+    map.delete(key);
+    map.set(key, { value, expiresAtMs });
+    if (map.size > this.#max) {
+      const oldest = map.keys().next();
+      if (!oldest.done) map.delete(oldest.value);
+    }
   }
 
   delete(key: string): void {
-    this.#cache.delete(key);
+    this.#map.delete(key);
   }
 
   /** Drop every expired entry, at most once per sweep interval of clock time. */
   sweep(nowMs: number): void {
     if (nowMs - this.#lastSweepMs < this.#sweepIntervalMs) return;
     this.#lastSweepMs = nowMs;
-    this.#cache.purgeStale();
+    for (const [key, entry] of this.#map) if (nowMs >= entry.expiresAtMs) this.#map.delete(key);
   }
 
   clear(): void {
-    this.#cache.clear();
+    this.#map.clear();
   }
 }
