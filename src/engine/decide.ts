@@ -111,7 +111,7 @@ export class Engine {
     const groups: Group[] = [];
     const takes = this.buildTakes(plans, groups, peekOnly);
     let outcomes = takes.length > 0 ? await this.deps.store.take(takes) : [];
-    if (!peekOnly && groups.some(isSharded) && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
+    if (!peekOnly && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
       outcomes = await this.retryShards(groups, takes, outcomes);
 
     const over = blockedOver.slice();
@@ -198,6 +198,8 @@ export class Engine {
     outcomes: readonly Outcome[],
     blockedOver: readonly boolean[],
   ): boolean {
+    // Only a sharded descriptor can move to another shard; most requests have none.
+    if (!groups.some((g) => g.plan.shards > 1)) return false;
     if (this.globalShadow) return true;
     const fixedOver = blockedOver.slice();
     for (const g of groups) if (g.plan.shards < 2) fixedOver[g.descriptor] = anyDenied(outcomes, g);
@@ -241,9 +243,6 @@ export class Engine {
 }
 
 const NO_OUTCOMES: readonly Outcome[] = Object.freeze([]);
-
-/** Only a sharded descriptor can be retried on another shard (most requests have none). */
-const isSharded = (g: Group): boolean => g.plan.shards > 1;
 
 function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
   for (let li = 0; li < g.plan.limits.length; li++)

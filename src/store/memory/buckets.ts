@@ -61,8 +61,8 @@ export class BucketTable {
     return entry;
   }
 
-  /** Store `value` for `key` until `expiresAtMs`; `nowMs` is the caller's reading of the clock. */
-  set(key: string, value: number, expiresAtMs: number, _nowMs: number): void {
+  /** Store `value` for `key` until `expiresAtMs` (absolute ms on the store's clock). */
+  set(key: string, value: number, expiresAtMs: number): void {
     const map = this.#map;
     map.delete(key);
     map.set(key, { value, expiresAtMs });

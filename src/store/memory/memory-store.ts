@@ -48,7 +48,7 @@ export class MemoryStore implements Store, LeaseBackend {
     const nowMs = Math.floor(nowUs / 1000);
     this.#buckets.sweep(nowMs);
     const { outcomes, writes } = evaluateCall(takes, (key) => this.#buckets.get(key, nowMs), nowUs);
-    for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs, nowMs);
+    for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs);
     return outcomes;
   }
 
@@ -66,7 +66,7 @@ export class MemoryStore implements Store, LeaseBackend {
     if (granted <= 0)
       return { granted: 0, remaining: peek?.remaining ?? 0, resetAfterMs: peek?.resetAfterMs ?? 0 };
     const { outcomes, writes } = evaluateCall([{ ...take, cost: granted }], read, nowUs);
-    for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs, nowMs);
+    for (const [key, w] of writes) this.#buckets.set(key, w.value, w.expiresAtMs);
     return { granted, remaining: outcomes[0]?.remaining ?? 0, resetAfterMs: outcomes[0]?.resetAfterMs ?? 0 };
   }
 
@@ -80,10 +80,10 @@ export class MemoryStore implements Store, LeaseBackend {
       if (take.policy.algorithm === "gcra") {
         const next = gcraRefund({ storedTat: stored.value, nowUs, cost: take.cost, policy: take.policy });
         if (next === "delete") this.#buckets.delete(take.key);
-        else if (next) this.#buckets.set(take.key, next.tat, next.expiresAtMs, nowMs);
+        else if (next) this.#buckets.set(take.key, next.tat, next.expiresAtMs);
       } else {
         const count = fixedWindowRefund(stored.value, take.cost);
-        if (count !== undefined) this.#buckets.set(take.key, count, stored.expiresAtMs, nowMs);
+        if (count !== undefined) this.#buckets.set(take.key, count, stored.expiresAtMs);
       }
     }
   }
