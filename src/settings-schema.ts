@@ -142,6 +142,14 @@ export const SETTINGS = {
     unit: "ms",
     doc: "ioredis `commandTimeout`: a Redis command with no reply by then fails (the store deadline below usually fires first).",
   }),
+  redisBatchMax: spec({
+    kind: "int",
+    flag: "--redis-batch-max",
+    env: "TOLLGATE_REDIS_BATCH_MAX",
+    default: "64",
+    min: 1,
+    doc: "Single node / Sentinel: decisions of one event-loop turn merged into one script call, at most this many per call (1: one call per decision). A cluster sends one call per slot group.",
+  }),
   redisTlsCaFile: spec({
     kind: "string",
     flag: "--redis-tls-ca-file",

@@ -22,6 +22,7 @@ export interface StoreSettings {
   readonly store: string;
   readonly memoryMaxBuckets: number;
   readonly redisCommandTimeout: number;
+  readonly redisBatchMax: number;
   readonly redisTlsCaFile: string;
   readonly storeDeadline: number;
   readonly onStoreError: FailurePolicy;
@@ -58,6 +59,7 @@ export function createStore(
     url: s.store,
     metrics: deps.metrics,
     commandTimeoutMs: s.redisCommandTimeout,
+    batchMaxCalls: s.redisBatchMax,
     ...(s.redisTlsCaFile ? { tlsCaFile: s.redisTlsCaFile } : {}),
     onConnectionError: (err) => log.debug({ code: err.code, err: err.message }, "redis connection error"),
   });

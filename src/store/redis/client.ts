@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { BATCH_COMMANDS } from "./scripts.js";
 import type { RedisTarget } from "./url.js";
 
 /** Connection tuning of a Redis store. Every field is optional; defaults suit a same-zone Redis. */
@@ -79,6 +80,8 @@ export function baseRedisOptions(o: ResolvedClientOptions): RedisOptions {
     connectTimeout: o.connectTimeoutMs,
     maxRetriesPerRequest: o.maxRetriesPerRequest,
     enableAutoPipelining: o.autoPipelining,
+    // Merged take calls are already one command per turn (batch.ts): written at once.
+    autoPipeliningIgnoredCommands: [...BATCH_COMMANDS],
     retryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
     // Scripts are per node; a reconnect may land on a flushed or new node. ioredis' EVALSHA→EVAL
     // fallback on NOSCRIPT covers it, so no eager SCRIPT LOAD is needed.

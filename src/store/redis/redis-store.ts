@@ -14,6 +14,7 @@ import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
 import type { Outcome, Store, StoreError, Take } from "../store.js";
+import { TakeBatcher } from "./batch.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
 import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
@@ -41,6 +42,12 @@ export interface RedisStoreOptions extends RedisClientOptions {
    * deadline.ts). @default 4 × commandTimeoutMs (milliseconds)
    */
   readonly callTimeoutMs?: number;
+  /**
+   * Take calls of one algorithm merged into one script call per event-loop turn (batch.ts; single node
+   * and Sentinel, a cluster sends one call per slot group); 1 sends every call on its own.
+   * @default 64
+   */
+  readonly batchMaxCalls?: number;
   /** Called with every background connection error (already classified), e.g. to log it. */
   readonly onConnectionError?: (err: StoreError) => void;
 }
@@ -58,6 +65,7 @@ export class RedisStore implements Store, LeaseBackend {
   readonly #callTimeoutMs: number;
   readonly #cluster: boolean;
   readonly #readyListeners: ((node: string) => void)[] = [];
+  readonly #batcher: TakeBatcher | undefined;
 
   constructor(options: RedisStoreOptions) {
     const target = parseRedisUrl(options.url);
@@ -73,6 +81,14 @@ export class RedisStore implements Store, LeaseBackend {
     });
     this.#client = createRedisClient(target, options);
     this.#scripts = new Scripts(this.#client, options.scriptsDir, this.#cluster);
+    const batchMaxCalls = options.batchMaxCalls ?? 64;
+    this.#batcher =
+      this.#cluster || batchMaxCalls <= 1
+        ? undefined
+        : new TakeBatcher(
+            (algorithm, calls) => this.#send(-1, () => this.#scripts.takeBatch(algorithm, calls)),
+            batchMaxCalls,
+          );
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));
@@ -118,8 +134,13 @@ export class RedisStore implements Store, LeaseBackend {
     if (takes.length === 0) return Promise.resolve([]);
     return this.#timed("take", async () => {
       const groups = groupTakes(takes, { bySlot: this.#cluster });
+      const batcher = this.#batcher;
       const settled = await Promise.allSettled(
-        groups.map((g) => this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes))),
+        groups.map((g) =>
+          batcher
+            ? batcher.take(g.algorithm, g.takes)
+            : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes)),
+        ),
       );
       const replies = settled.map((s) => (s.status === "fulfilled" ? s.value : undefined));
       const failed = settled.find((s) => s.status === "rejected");

@@ -37,6 +37,9 @@ declare module "ioredis" {
     tollgateFixedWindow: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateRefund: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateLease: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    /** lua/batch.lua around gcra.lua / fixed_window.lua (single node): key count, keys, argv. */
+    tollgateGcraBatch: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
+    tollgateFixedWindowBatch: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     /** lua/gcra.lua over N keys: charge GCRA buckets of one slot all-or-nothing. */
     [gcra: `tollgateGcra${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
     /** lua/fixed_window.lua over N keys: charge fixed-window counters of one slot all-or-nothing. */
@@ -57,6 +60,18 @@ declare module "ioredis" {
  * counts × 4 scripts cost more per flush than the script call itself (bench/RESULTS.md).
  */
 export const MAX_DEFINED_KEYS = 16;
+
+/**
+ * The merged-call commands (single node): sent as soon as the batcher flushes, outside ioredis'
+ * auto-pipeline, which would hold them one more event-loop turn (see client.ts).
+ */
+export const BATCH_COMMANDS = ["tollgateGcraBatch", "tollgateFixedWindowBatch"] as const;
+
+/** `lua/batch.lua` with `body` (the text of gcra.lua or fixed_window.lua) as its per-call function. */
+export function batchLua(wrapper: string, body: string): string {
+  if (!wrapper.includes("\n--@CALL@\n")) throw new Error("batch.lua lacks its --@CALL@ line");
+  return wrapper.replace("\n--@CALL@\n", () => `\n${body}\n`);
+}
 
 /** Directory of the .lua files: `<package root>/lua` (three levels above src/store/redis or dist/store/redis). */
 export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "lua");
@@ -88,6 +103,13 @@ export class Scripts {
     // under load) is missing on a pending Pipeline, the queuing throws, and the pipeline's callbacks
     // shift out of alignment: "results[i] is not iterable", an uncaught exception
     // (redis/ioredis#1931). Calls over more keys than this use the built-in EVAL instead.
+    if (!fixedKeys) {
+      const wrapper = load("batch.lua");
+      this.#client.defineCommand("tollgateGcraBatch", { lua: batchLua(wrapper, this.#lua.tollgateGcra) });
+      this.#client.defineCommand("tollgateFixedWindowBatch", {
+        lua: batchLua(wrapper, this.#lua.tollgateFixedWindow),
+      });
+    }
     for (const script of Object.keys(SCRIPTS) as ScriptName[]) {
       if (!fixedKeys) {
         this.#client.defineCommand(script, { lua: this.#lua[script] });
@@ -108,6 +130,38 @@ export class Scripts {
     const script = algorithm === "gcra" ? "tollgateGcra" : "tollgateFixedWindow";
     const reply = await this.#command(script, keys.length)(...keys, ...argv);
     return decodeOutcomes(reply, takes.length);
+  }
+
+  /**
+   * Run several take calls of `algorithm` in one script call (lua/batch.lua; single node only):
+   * one outcome list per call, in order.
+   */
+  async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<Outcome[][]> {
+    if (this.#fixedKeys) throw new Error("merged take calls need a single node (no cluster routing)");
+    const keys: string[] = [];
+    const counts: number[] = [];
+    const argv: number[] = [];
+    let total = 0;
+    for (const takes of calls) {
+      counts.push(takes.length);
+      total += takes.length;
+      for (const t of takes) {
+        keys.push(t.key);
+        argv.push(t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
+      }
+    }
+    const command =
+      algorithm === "gcra" ? this.#client.tollgateGcraBatch : this.#client.tollgateFixedWindowBatch;
+    const reply = await command.call(this.#client, keys.length, ...keys, calls.length, ...counts, ...argv);
+    const flat = decodeOutcomes(reply, total);
+    const out: Outcome[][] = new Array(calls.length);
+    let at = 0;
+    for (let i = 0; i < calls.length; i++) {
+      const n = (calls[i] as readonly Take[]).length;
+      out[i] = flat.slice(at, at + n);
+      at += n;
+    }
+    return out;
   }
 
   /** Give `cost` tokens back to each bucket of one slot (compensation, lease returns). */
@@ -173,15 +227,15 @@ export function decodeOutcomes(reply: unknown, count: number): Outcome[] {
       `script reply has ${Array.isArray(reply) ? reply.length : typeof reply} items, expected ${count * 4}`,
     );
   }
-  const out: Outcome[] = [];
+  const out: Outcome[] = new Array(count);
   for (let i = 0; i < count; i++) {
-    const [allowed, remaining, retryAfterMs, resetAfterMs] = reply.slice(i * 4, i * 4 + 4).map(Number);
-    out.push({
-      allowed: allowed === 1,
-      remaining: remaining ?? 0,
-      retryAfterMs: retryAfterMs ?? 0,
-      resetAfterMs: resetAfterMs ?? 0,
-    });
+    const at = i * 4;
+    out[i] = {
+      allowed: Number(reply[at]) === 1,
+      remaining: Number(reply[at + 1]),
+      retryAfterMs: Number(reply[at + 2]),
+      resetAfterMs: Number(reply[at + 3]),
+    };
   }
   return out;
 }

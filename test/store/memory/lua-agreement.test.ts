@@ -12,12 +12,17 @@ import type { Algorithm, Policy } from "../../../src/engine/types.js";
 import { type CallResult, evaluateCall, type StoredBucket } from "../../../src/store/memory/call.js";
 import { fixedWindowRefund } from "../../../src/store/memory/fixed-window.js";
 import { gcraRefund } from "../../../src/store/memory/gcra.js";
+import { batchLua } from "../../../src/store/redis/scripts.js";
 import type { Outcome, Take } from "../../../src/store/store.js";
 import { type RedisServer, startRedis } from "../../helpers/redis.js";
 
 const lua = (name: string) => readFileSync(new URL(`../../../lua/${name}`, import.meta.url), "utf8");
 const SCRIPTS: Record<Algorithm, string> = { gcra: lua("gcra.lua"), fixed_window: lua("fixed_window.lua") };
 const REFUND = lua("refund.lua");
+const BATCH: Record<Algorithm, string> = {
+  gcra: batchLua(lua("batch.lua"), SCRIPTS.gcra),
+  fixed_window: batchLua(lua("batch.lua"), SCRIPTS.fixed_window),
+};
 
 const POLICIES: Record<Algorithm, Record<string, Policy>> = {
   gcra: {
@@ -302,6 +307,90 @@ describe("lua scripts against their TypeScript specification", () => {
       /unknown algorithm token_bucket/,
     );
     expect(await redis.exists("{t:bad}:a", "{t:bad}:b")).toBe(0);
+  });
+
+  it("answer a batch of calls (batch.lua) exactly as the same calls one by one", async () => {
+    // Minute-long policies only: the batch and the one-by-one run are ~100 µs apart, which must not
+    // regain a token or end a window.
+    const long: Record<Algorithm, Policy[]> = {
+      gcra: [
+        POLICIES.gcra["{t:agree}:g-7pm"] as Policy,
+        { algorithm: "gcra", limit: 4, periodMs: 60_000, burst: 2 },
+      ],
+      fixed_window: [POLICIES.fixed_window["{t:agree}:f-5pm"] as Policy],
+    };
+    const rand = prng(7);
+    let denied = 0;
+    for (const algorithm of ["gcra", "fixed_window"] as const) {
+      for (let round = 0; round < 4; round++) {
+        // 24 calls of 1-3 takes on 3 buckets, charging or peeking, some over the burst.
+        const calls = Array.from({ length: 24 }, () =>
+          Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
+            const policy = long[algorithm][Math.floor(rand() * long[algorithm].length)] as Policy;
+            const cost = rand() < 0.1 ? policy.burst + 1 : Math.floor(rand() * 3);
+            return { bucket: `${policy.limit}:${Math.floor(rand() * 2)}`, policy, cost };
+          }),
+        );
+        const keyOf = (side: string, bucket: string) => `{t:batch-${algorithm}-${round}}:${side}:${bucket}`;
+        const batchKeys = calls.flatMap((c) => c.map((t) => keyOf("b", t.bucket)));
+        const batchArgv = calls.flatMap((c) =>
+          c.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]),
+        );
+        const tx = redis.multi();
+        tx.eval(
+          BATCH[algorithm],
+          batchKeys.length,
+          ...batchKeys,
+          calls.length,
+          ...calls.map((c) => c.length),
+          ...batchArgv,
+        );
+        for (const c of calls) {
+          const keys = c.map((t) => keyOf("s", t.bucket));
+          tx.eval(
+            SCRIPTS[algorithm],
+            keys.length,
+            ...keys,
+            ...c.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]),
+          );
+        }
+        const replies = ((await tx.exec()) ?? []).map(([error, result]) => {
+          if (error) throw error;
+          return result as number[];
+        });
+        const merged = replies[0] as number[];
+        const single = replies.slice(1).flat();
+        expect(merged.length).toBe(single.length);
+        for (let i = 0; i < merged.length; i += 4) {
+          expect([merged[i], merged[i + 1]], `take ${i / 4} of round ${round}`).toEqual([
+            single[i],
+            single[i + 1],
+          ]);
+          expect(Math.abs((merged[i + 2] ?? 0) - (single[i + 2] ?? 0))).toBeLessThanOrEqual(1);
+          expect(Math.abs((merged[i + 3] ?? 0) - (single[i + 3] ?? 0))).toBeLessThanOrEqual(1);
+          if (merged[i] === 0) denied++;
+        }
+        for (const bucket of new Set(calls.flatMap((c) => c.map((t) => t.bucket)))) {
+          const [b, one] = await Promise.all([redis.get(keyOf("b", bucket)), redis.get(keyOf("s", bucket))]);
+          if (algorithm === "fixed_window" || b === null || one === null) expect(b).toBe(one);
+          else expect(Math.abs(Number(b) - Number(one)), `${bucket} tat`).toBeLessThan(50_000);
+        }
+      }
+    }
+    expect(denied).toBeGreaterThan(20);
+  });
+
+  it("answer a batch whose counts do not add up with an error reply and write nothing", async () => {
+    await expect(redis.eval(BATCH.gcra, 2, "{t:bb}:a", "{t:bb}:b", 1, 1, 1, 10, 1000, 5)).rejects.toThrow(
+      /tollgate batch: expected 1 KEYS and 6 ARGV for 1 calls, got 2 and 6/,
+    );
+    await expect(redis.eval(BATCH.fixed_window, 1, "{t:bb}:a", 0)).rejects.toThrow(
+      /ARGV\[1\] must be the number of calls/,
+    );
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, 1, 1, 10, 1000)).rejects.toThrow(
+      /expected 1 KEYS and 6 ARGV/,
+    );
+    expect(await redis.exists("{t:bb}:a", "{t:bb}:b")).toBe(0);
   });
 
   it("leave no key without a TTL", async () => {

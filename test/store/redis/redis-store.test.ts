@@ -109,12 +109,39 @@ describe("RedisStore on a single redis-server", () => {
     expect(metrics.seconds.filter((s) => s.operation === "take")).toHaveLength(50);
   });
 
-  it("counts one round trip per command when auto-pipelining is off", async () => {
+  it("counts one round trip per command when auto-pipelining and merging are off", async () => {
     const metrics = recordingMetrics();
-    const store = await open({ metrics, autoPipelining: false });
+    const store = await open({ metrics, autoPipelining: false, batchMaxCalls: 1 });
     const before = metrics.roundTrips;
     await Promise.all(Array.from({ length: 5 }, () => store.take([take(key(), gcra)])));
     expect(metrics.roundTrips - before).toBe(5);
+  });
+
+  it("merges the take calls of one turn into script calls of at most batchMaxCalls, without auto-pipelining", async () => {
+    const metrics = recordingMetrics();
+    const store = await open({ metrics, autoPipelining: false, batchMaxCalls: 2 });
+    const before = metrics.roundTrips;
+    const k = key();
+    // Five calls, four on one GCRA bucket of 10 (a token per 6 s, none regained meanwhile), one of
+    // them with two takes: merged 2 + 2 + 1, run in order, each all-or-nothing on its own.
+    const answers = await Promise.all([
+      store.take([take(k, gcra, 4)]),
+      store.take([take(k, gcra, 3), take(k, gcra, 2)]),
+      store.take([take(k, gcra, 1)]),
+      store.take([take(k, gcra, 1)]),
+      store.take([take(`${k}:other`, gcra, 1)]),
+    ]);
+    expect(metrics.roundTrips - before).toBe(3);
+    expect(answers.map((a) => a.map((o) => [o.allowed, o.remaining]))).toEqual([
+      [[true, 6]],
+      [
+        [true, 3],
+        [true, 1],
+      ],
+      [[true, 0]],
+      [[false, 0]],
+      [[true, 9]],
+    ]);
   });
 
   it("gives the same answers to two stores whose local clocks disagree by hours", async () => {
