@@ -148,7 +148,7 @@ export const SETTINGS = {
     env: "TOLLGATE_REDIS_BATCH_MAX",
     default: "64",
     min: 1,
-    doc: "Single node / Sentinel: decisions of one event-loop turn merged into one script call, at most this many per call (1: one call per decision). A cluster sends one call per slot group.",
+    doc: "Decisions of one event-loop turn merged into one script call per algorithm (and cluster slot), at most this many per call; in a cluster one pipeline per master (1: one call per decision).",
   }),
   redisTlsCaFile: spec({
     kind: "string",

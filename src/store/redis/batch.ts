@@ -1,6 +1,6 @@
 /**
- * Merge the take script calls of one event-loop turn into one script call per algorithm (single node
- * and Sentinel). Under load hundreds of requests are decided per turn; one EVALSHA carrying all of
+ * Merge the take script calls of one event-loop turn into one script call per algorithm (and, in a
+ * cluster, per slot: a script's keys share one). Under load hundreds of requests are decided per turn; one EVALSHA carrying all of
  * them costs ioredis one Command, one reply parse and one deadline instead of one per request
  * (bench/RESULTS.md). Redis runs the merged calls one after another inside the batch script, each
  * all-or-nothing on its own exactly as separate EVALSHAs would run (lua/batch.lua.txt wraps the
@@ -14,23 +14,34 @@
 import type { Algorithm } from "../../engine/types.js";
 import type { Outcome, Take } from "../store.js";
 
-/** Sends one merged call: `calls` in order, answered with one outcome list per call. */
-export type BatchSender = (algorithm: Algorithm, calls: readonly (readonly Take[])[]) => Promise<Outcome[][]>;
+/** One merged call: take calls of one algorithm (and, in a cluster, one slot), in order. */
+export interface Batch {
+  readonly algorithm: Algorithm;
+  /** Cluster slot of every key; -1 on a single node. */
+  readonly slot: number;
+  readonly calls: readonly (readonly Take[])[];
+}
+
+/**
+ * Sends the merged calls of one turn (together, so a cluster store can pipeline those of one node):
+ * one promise per batch, answered with one outcome list per call.
+ */
+export type BatchSender = (batches: readonly Batch[]) => Promise<Outcome[][]>[];
 
 interface Pending {
+  readonly algorithm: Algorithm;
+  readonly slot: number;
   readonly calls: (readonly Take[])[];
   readonly resolve: ((outcomes: Outcome[]) => void)[];
   readonly reject: ((err: unknown) => void)[];
 }
 
-const emptyPending = (): Pending => ({ calls: [], resolve: [], reject: [] });
-
 /** Collects take calls per algorithm until the end of the turn, then sends them merged. */
 export class TakeBatcher {
   readonly #send: BatchSender;
   readonly #maxCalls: number;
-  #gcra: Pending = emptyPending();
-  #fixedWindow: Pending = emptyPending();
+  /** Calls of this turn by (slot, algorithm). */
+  #pending = new Map<number, Pending>();
   #scheduled = false;
 
   /** `maxCalls` ≥ 1: calls per merged script call. */
@@ -41,13 +52,19 @@ export class TakeBatcher {
     this.#maxCalls = maxCalls;
   }
 
-  /** Queue one call (takes of one algorithm); settles when its batch answers. */
-  take(algorithm: Algorithm, takes: readonly Take[]): Promise<Outcome[]> {
-    const pending = algorithm === "gcra" ? this.#gcra : this.#fixedWindow;
+  /** Queue one call (takes of one algorithm and slot); settles when its batch answers. */
+  take(algorithm: Algorithm, takes: readonly Take[], slot = -1): Promise<Outcome[]> {
+    const id = slot * 2 + (algorithm === "gcra" ? 0 : 1);
+    let pending = this.#pending.get(id);
+    if (pending === undefined) {
+      pending = { algorithm, slot, calls: [], resolve: [], reject: [] };
+      this.#pending.set(id, pending);
+    }
+    const queue = pending;
     const answer = new Promise<Outcome[]>((resolve, reject) => {
-      pending.calls.push(takes);
-      pending.resolve.push(resolve);
-      pending.reject.push(reject);
+      queue.calls.push(takes);
+      queue.resolve.push(resolve);
+      queue.reject.push(reject);
     });
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -59,26 +76,30 @@ export class TakeBatcher {
   /** Send everything queued (called at the end of the turn). */
   flush(): void {
     this.#scheduled = false;
-    const gcra = this.#gcra;
-    const fixedWindow = this.#fixedWindow;
-    if (gcra.calls.length > 0) this.#gcra = emptyPending();
-    if (fixedWindow.calls.length > 0) this.#fixedWindow = emptyPending();
-    this.#sendAll("gcra", gcra);
-    this.#sendAll("fixed_window", fixedWindow);
-  }
-
-  #sendAll(algorithm: Algorithm, pending: Pending): void {
-    const n = pending.calls.length;
-    for (let from = 0; from < n; from += this.#maxCalls) {
-      const to = Math.min(n, from + this.#maxCalls);
-      const calls = from === 0 && to === n ? pending.calls : pending.calls.slice(from, to);
-      let sent: Promise<Outcome[][]>;
-      try {
-        sent = this.#send(algorithm, calls);
-      } catch (err) {
-        sent = Promise.reject(err);
+    const queued = this.#pending;
+    if (queued.size === 0) return;
+    this.#pending = new Map();
+    // Each pending list cut into batches of at most maxCalls; `owners[i]` answers `batches[i]`.
+    const batches: Batch[] = [];
+    const owners: { pending: Pending; from: number; to: number }[] = [];
+    for (const pending of queued.values()) {
+      const n = pending.calls.length;
+      for (let from = 0; from < n; from += this.#maxCalls) {
+        const to = Math.min(n, from + this.#maxCalls);
+        const calls = from === 0 && to === n ? pending.calls : pending.calls.slice(from, to);
+        batches.push({ algorithm: pending.algorithm, slot: pending.slot, calls });
+        owners.push({ pending, from, to });
       }
-      sent.then(
+    }
+    let sent: Promise<Outcome[][]>[];
+    try {
+      sent = this.#send(batches);
+    } catch (err) {
+      sent = batches.map(() => Promise.reject(err));
+    }
+    owners.forEach(({ pending, from, to }, b) => {
+      const answer = sent[b] ?? Promise.reject(new Error(`merged call ${b} was not sent`));
+      answer.then(
         (answers) => {
           if (answers.length !== to - from) {
             const err = new Error(`merged reply answers ${answers.length} calls, expected ${to - from}`);
@@ -92,7 +113,7 @@ export class TakeBatcher {
           for (let i = from; i < to; i++) (pending.reject[i] as (e: unknown) => void)(err);
         },
       );
-    }
+    });
   }
 }
 

@@ -40,6 +40,12 @@ export interface RedisClientOptions {
    */
   readonly autoPipelining?: boolean;
   /**
+   * Take calls of one algorithm (and cluster slot) merged into one script call per event-loop turn
+   * (batch.ts); in a cluster the merged calls of one node go in one pipeline. 1 sends every call on
+   * its own. @default 64
+   */
+  readonly batchMaxCalls?: number;
+  /**
    * Longest pause between reconnect attempts; attempts back off 50 ms, 100 ms, … up to this. It bounds
    * how long a returning Redis goes unnoticed (the breaker probes on the reconnect, see
    * `Store.onReady`), so it is kept well under the 2 s recovery target; an attempt against a dead
@@ -66,6 +72,7 @@ export function resolveClientOptions(
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 1,
     enableOfflineQueue: o.enableOfflineQueue ?? false,
     autoPipelining: o.autoPipelining ?? true,
+    batchMaxCalls: o.batchMaxCalls ?? 64,
     maxReconnectDelayMs: o.maxReconnectDelayMs ?? 500,
     tlsCaFile: o.tlsCaFile,
   };
@@ -113,6 +120,7 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
       failoverDetector: true,
     });
   }
+  const pipelined = o.autoPipelining || o.batchMaxCalls > 1;
   const clusterOptions: ClusterOptions = {
     lazyConnect: true,
     enableOfflineQueue: o.enableOfflineQueue,
@@ -127,9 +135,10 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
     // (test/store/redis/redis-cluster-node-loss.test.ts, test/chaos/cluster-master-kill.test.ts).
     // With no delayed retry the pipeline fails at once (a transient error the guard acts on);
     // RedisStore refreshes the slot map on that failure instead. (MOVED and ASK retry at once: safe.)
-    retryDelayOnFailover: o.autoPipelining ? 0 : 100,
-    retryDelayOnClusterDown: o.autoPipelining ? 0 : 100,
-    retryDelayOnTryAgain: o.autoPipelining ? 0 : 100,
+    // Merged calls (batchMaxCalls > 1) travel in explicit pipelines: the same applies to them.
+    retryDelayOnFailover: pipelined ? 0 : 100,
+    retryDelayOnClusterDown: pipelined ? 0 : 100,
+    retryDelayOnTryAgain: pipelined ? 0 : 100,
     slotsRefreshTimeout: o.connectTimeoutMs,
     clusterRetryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
     // ioredis forces retryStrategy null and an offline queue on node connections (the cluster client

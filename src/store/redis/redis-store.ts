@@ -14,13 +14,13 @@ import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
 import type { Outcome, Store, StoreError, Take } from "../store.js";
-import { TakeBatcher } from "./batch.js";
+import { type Batch, TakeBatcher } from "./batch.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
 import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
-import { Scripts } from "./scripts.js";
+import { decodeBatch, Scripts } from "./scripts.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
 import { waitUntilReady } from "./wait-ready.js";
 
@@ -42,12 +42,6 @@ export interface RedisStoreOptions extends RedisClientOptions {
    * deadline.ts). @default 4 × commandTimeoutMs (milliseconds)
    */
   readonly callTimeoutMs?: number;
-  /**
-   * Take calls of one algorithm merged into one script call per event-loop turn (batch.ts; single node
-   * and Sentinel, a cluster sends one call per slot group); 1 sends every call on its own.
-   * @default 64
-   */
-  readonly batchMaxCalls?: number;
   /** Called with every background connection error (already classified), e.g. to log it. */
   readonly onConnectionError?: (err: StoreError) => void;
 }
@@ -81,14 +75,11 @@ export class RedisStore implements Store, LeaseBackend {
     });
     this.#client = createRedisClient(target, options);
     this.#scripts = new Scripts(this.#client, options.scriptsDir, this.#cluster);
-    const batchMaxCalls = options.batchMaxCalls ?? 64;
+    const { batchMaxCalls } = resolveClientOptions(options, { cluster: this.#cluster });
     this.#batcher =
-      this.#cluster || batchMaxCalls <= 1
+      batchMaxCalls <= 1
         ? undefined
-        : new TakeBatcher(
-            (algorithm, calls) => this.#send(-1, () => this.#scripts.takeBatch(algorithm, calls)),
-            batchMaxCalls,
-          );
+        : new TakeBatcher((batches) => this.#sendBatches(batches), batchMaxCalls);
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));
@@ -138,7 +129,7 @@ export class RedisStore implements Store, LeaseBackend {
       const settled = await Promise.allSettled(
         groups.map((g) =>
           batcher
-            ? batcher.take(g.algorithm, g.takes)
+            ? batcher.take(g.algorithm, g.takes, g.slot)
             : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes)),
         ),
       );
@@ -217,6 +208,42 @@ export class RedisStore implements Store, LeaseBackend {
         }),
       ),
     );
+  }
+
+  /**
+   * The merged calls of one turn. A single node gets each as one command, written at once; in a
+   * cluster those of one node go in one pipeline (one write, one round trip), each command routed by
+   * its own keys.
+   */
+  #sendBatches(batches: readonly Batch[]): Promise<Outcome[][]>[] {
+    if (!this.#cluster)
+      return batches.map((b) => this.#send(-1, () => this.#scripts.takeBatch(b.algorithm, b.calls)));
+    const cluster = this.#client as Cluster;
+    const byNode = new Map<string, number[]>();
+    batches.forEach((b, i) => {
+      const node = this.#node(b.slot);
+      const list = byNode.get(node);
+      if (list) list.push(i);
+      else byNode.set(node, [i]);
+    });
+    const out: Promise<Outcome[][]>[] = new Array(batches.length);
+    for (const indexes of byNode.values()) {
+      const pipeline = cluster.pipeline();
+      for (const i of indexes) {
+        const b = batches[i] as Batch;
+        this.#scripts.queueBatch(pipeline, b.algorithm, b.calls);
+      }
+      const first = batches[indexes[0] as number] as Batch;
+      const results = this.#send(first.slot, () => pipeline.exec());
+      indexes.forEach((i, j) => {
+        out[i] = results.then((all) => {
+          const [err, reply] = all?.[j] ?? [new Error("pipeline lost a reply"), undefined];
+          if (err) throw err;
+          return decodeBatch(reply, (batches[i] as Batch).calls);
+        });
+      });
+    }
+    return out;
   }
 
   /** Run one command to the node owning `slot`, counting its round trip. */

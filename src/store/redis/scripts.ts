@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Cluster, Redis, Result } from "ioredis";
+import type { ChainableCommander, Cluster, Redis, Result } from "ioredis";
 import type { Algorithm } from "../../engine/types.js";
 import type { Grant } from "../lease/backend.js";
 import type { Outcome, Take } from "../store.js";
@@ -103,7 +103,9 @@ export class Scripts {
     // under load) is missing on a pending Pipeline, the queuing throws, and the pipeline's callbacks
     // shift out of alignment: "results[i] is not iterable", an uncaught exception
     // (redis/ioredis#1931). Calls over more keys than this use the built-in EVAL instead.
-    if (!fixedKeys) {
+    {
+      // Both modes: a cluster sends these only inside explicit per-node pipelines, which route by
+      // the real keys (the auto-pipeline would route by the first argument, the key count).
       const wrapper = load("batch.lua");
       this.#client.defineCommand("tollgateGcraBatch", { lua: batchLua(wrapper, this.#lua.tollgateGcra) });
       this.#client.defineCommand("tollgateFixedWindowBatch", {
@@ -133,35 +135,20 @@ export class Scripts {
   }
 
   /**
-   * Run several take calls of `algorithm` in one script call (lua/batch.lua; single node only):
-   * one outcome list per call, in order.
+   * Run several take calls of `algorithm` in one script call (lua/batch.lua): one outcome list per
+   * call, in order. On a single node it is sent at once; in a cluster, queued on `pipeline` (one per
+   * node, see RedisStore), whose exec() result `decodeBatch` reads.
    */
   async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<Outcome[][]> {
-    if (this.#fixedKeys) throw new Error("merged take calls need a single node (no cluster routing)");
-    const keys: string[] = [];
-    const counts: number[] = [];
-    const argv: number[] = [];
-    let total = 0;
-    for (const takes of calls) {
-      counts.push(takes.length);
-      total += takes.length;
-      for (const t of takes) {
-        keys.push(t.key);
-        argv.push(t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
-      }
-    }
     const command =
       algorithm === "gcra" ? this.#client.tollgateGcraBatch : this.#client.tollgateFixedWindowBatch;
-    const reply = await command.call(this.#client, keys.length, ...keys, calls.length, ...counts, ...argv);
-    const flat = decodeOutcomes(reply, total);
-    const out: Outcome[][] = new Array(calls.length);
-    let at = 0;
-    for (let i = 0; i < calls.length; i++) {
-      const n = (calls[i] as readonly Take[]).length;
-      out[i] = flat.slice(at, at + n);
-      at += n;
-    }
-    return out;
+    return decodeBatch(await command.call(this.#client, ...encodeBatch(calls)), calls);
+  }
+
+  /** Queue the merged call of `calls` on `pipeline` (cluster: one pipeline per node and turn). */
+  queueBatch(pipeline: ChainableCommander, algorithm: Algorithm, calls: readonly (readonly Take[])[]): void {
+    if (algorithm === "gcra") pipeline.tollgateGcraBatch(...encodeBatch(calls));
+    else pipeline.tollgateFixedWindowBatch(...encodeBatch(calls));
   }
 
   /** Give `cost` tokens back to each bucket of one slot (compensation, lease returns). */
@@ -207,6 +194,36 @@ export class Scripts {
     if (!command) throw new Error(`ioredis did not define the command ${name}`);
     return command.bind(this.#client);
   }
+}
+
+/** Arguments of one lua/batch.lua call over `calls`: key count, keys, call count, key counts, ARGV. */
+export function encodeBatch(calls: readonly (readonly Take[])[]): (string | number)[] {
+  const keys: string[] = [];
+  const counts: number[] = [];
+  const argv: number[] = [];
+  for (const takes of calls) {
+    counts.push(takes.length);
+    for (const t of takes) {
+      keys.push(t.key);
+      argv.push(t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
+    }
+  }
+  return [keys.length, ...keys, calls.length, ...counts, ...argv];
+}
+
+/** Split the flat reply of a lua/batch.lua call into one outcome list per call. */
+export function decodeBatch(reply: unknown, calls: readonly (readonly Take[])[]): Outcome[][] {
+  let total = 0;
+  for (const takes of calls) total += takes.length;
+  const flat = decodeOutcomes(reply, total);
+  const out: Outcome[][] = new Array(calls.length);
+  let at = 0;
+  for (let i = 0; i < calls.length; i++) {
+    const n = (calls[i] as readonly Take[]).length;
+    out[i] = flat.slice(at, at + n);
+    at += n;
+  }
+  return out;
 }
 
 /** KEYS and ARGV of one script call over `takes` (all of one algorithm and one slot). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Algorithm, Policy } from "../../../src/engine/types.js";
-import { TakeBatcher } from "../../../src/store/redis/batch.js";
+import { type Batch, type BatchSender, TakeBatcher } from "../../../src/store/redis/batch.js";
 import type { Outcome, Take } from "../../../src/store/store.js";
 
 const gcra: Policy = { algorithm: "gcra", limit: 10, periodMs: 1000, burst: 10 };
@@ -15,14 +15,26 @@ const echo = (t: Take): Outcome => ({
 });
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A sender of one batch at a time (as `answer` says), adapted to the batcher's per-turn sender. */
+const each =
+  (
+    answer: (algorithm: Algorithm, calls: readonly (readonly Take[])[]) => Promise<Outcome[][]>,
+  ): BatchSender =>
+  (batches) =>
+    batches.map((b) => answer(b.algorithm, b.calls));
+
 /** A sender that records every merged call and answers each take with `echo`. */
 function recorder() {
-  const sent: { algorithm: Algorithm; keys: string[][] }[] = [];
-  const send = async (algorithm: Algorithm, calls: readonly (readonly Take[])[]) => {
-    sent.push({ algorithm, keys: calls.map((c) => c.map((t) => t.key)) });
-    return calls.map((c) => c.map(echo));
+  const sent: { algorithm: Algorithm; slot: number; keys: string[][] }[] = [];
+  const turns: number[] = [];
+  const send: BatchSender = (batches: readonly Batch[]) => {
+    turns.push(batches.length);
+    return batches.map(async (b) => {
+      sent.push({ algorithm: b.algorithm, slot: b.slot, keys: b.calls.map((c) => c.map((t) => t.key)) });
+      return b.calls.map((c) => c.map(echo));
+    });
   };
-  return { sent, send };
+  return { sent, send, turns };
 }
 
 describe("TakeBatcher", () => {
@@ -37,12 +49,29 @@ describe("TakeBatcher", () => {
     expect(sent).toHaveLength(0);
     const [ab, c, d] = await answers;
     expect(sent).toEqual([
-      { algorithm: "gcra", keys: [["a", "bb"], ["dddd"]] },
-      { algorithm: "fixed_window", keys: [["ccc"]] },
+      { algorithm: "gcra", slot: -1, keys: [["a", "bb"], ["dddd"]] },
+      { algorithm: "fixed_window", slot: -1, keys: [["ccc"]] },
     ]);
     expect(ab?.map((o) => o.remaining)).toEqual([1, 2]);
     expect(c?.map((o) => o.remaining)).toEqual([3]);
     expect(d?.map((o) => o.remaining)).toEqual([4]);
+  });
+
+  it("keeps calls of different slots apart, handing the whole turn to the sender at once", async () => {
+    const { sent, send, turns } = recorder();
+    const b = new TakeBatcher(send, 64);
+    await Promise.all([
+      b.take("gcra", [take("a")], 7),
+      b.take("gcra", [take("b")], 9),
+      b.take("gcra", [take("c")], 7),
+      b.take("fixed_window", [take("d", window)], 7),
+    ]);
+    expect(turns).toEqual([3]);
+    expect(sent).toEqual([
+      { algorithm: "gcra", slot: 7, keys: [["a"], ["c"]] },
+      { algorithm: "gcra", slot: 9, keys: [["b"]] },
+      { algorithm: "fixed_window", slot: 7, keys: [["d"]] },
+    ]);
   });
 
   it("splits a turn into merged calls of at most maxCalls, in order", async () => {
@@ -66,11 +95,14 @@ describe("TakeBatcher", () => {
 
   it("fails every call of a merged call that fails (rejected or thrown), and only those", async () => {
     let n = 0;
-    const b = new TakeBatcher(async (_algorithm, calls) => {
-      n++;
-      if (n === 1) throw new Error("connection closed");
-      return calls.map((c) => c.map(echo));
-    }, 2);
+    const b = new TakeBatcher(
+      each(async (_algorithm, calls) => {
+        n++;
+        if (n === 1) throw new Error("connection closed");
+        return calls.map((c) => c.map(echo));
+      }),
+      2,
+    );
     const results = await Promise.allSettled(["a", "b", "c"].map((k) => b.take("gcra", [take(k)])));
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "fulfilled"]);
     expect((results[0] as PromiseRejectedResult).reason).toEqual(new Error("connection closed"));
@@ -82,7 +114,10 @@ describe("TakeBatcher", () => {
   });
 
   it("rejects every call of a merged reply that answers a different number of calls", async () => {
-    const b = new TakeBatcher(async (_algorithm, calls) => calls.slice(1).map((c) => c.map(echo)), 8);
+    const b = new TakeBatcher(
+      each(async (_algorithm, calls) => calls.slice(1).map((c) => c.map(echo))),
+      8,
+    );
     const results = await Promise.allSettled([b.take("gcra", [take("a")]), b.take("gcra", [take("b")])]);
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect((results[0] as PromiseRejectedResult).reason.message).toBe(
@@ -91,6 +126,6 @@ describe("TakeBatcher", () => {
   });
 
   it("refuses a batch size below 1", () => {
-    expect(() => new TakeBatcher(async () => [], 0)).toThrow(RangeError);
+    expect(() => new TakeBatcher(() => [], 0)).toThrow(RangeError);
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Policy } from "../../../src/engine/types.js";
 import { groupTakes } from "../../../src/store/redis/groups.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { DEFAULT_SCRIPTS_DIR } from "../../../src/store/redis/scripts.js";
+import { batchLua, DEFAULT_SCRIPTS_DIR } from "../../../src/store/redis/scripts.js";
 import type { Take } from "../../../src/store/store.js";
 import {
   type ClusterNodeInfo,
@@ -32,8 +32,14 @@ const roomy: Policy = { algorithm: "gcra", limit: 1_000_000, periodMs: 3_600_000
 const state: Policy = { algorithm: "gcra", limit: 10, periodMs: 3_600_000, burst: 10 };
 const take = (key: string, policy: Policy, cost: number): Take => ({ key, policy, cost });
 const slotOf = (key: string) => groupTakes([take(key, roomy, 1)], { bySlot: true })[0]?.slot ?? -1;
+/** The script the store runs for GCRA takes: batch.lua around gcra.lua (merged calls, the default). */
 const gcraSha = createHash("sha1")
-  .update(readFileSync(join(DEFAULT_SCRIPTS_DIR, "gcra.lua"), "utf8"))
+  .update(
+    batchLua(
+      readFileSync(join(DEFAULT_SCRIPTS_DIR, "batch.lua"), "utf8"),
+      readFileSync(join(DEFAULT_SCRIPTS_DIR, "gcra.lua"), "utf8"),
+    ),
+  )
   .digest("hex");
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -105,6 +105,30 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
     expect(metrics.roundTrips - before).toBeGreaterThan(0);
   });
 
+  it("merges the calls of one turn per slot and pipelines them per master, without auto-pipelining", async () => {
+    const metrics = recordingMetrics();
+    const store = new RedisStore({ url: cluster.url, metrics, autoPipelining: false });
+    stores.push(store);
+    await store.ready();
+    const hot = key("merge-hot");
+    const cold = [key("merge-1"), key("merge-2"), key("merge-3"), key("merge-4")];
+    const nodesOf = (keys: string[]) => new Set(keys.map((k) => store.nodeOf(k))).size;
+    const before = metrics.roundTrips;
+    // 12 calls on one bucket of 10, plus one call per other tag: merged per slot, in call order.
+    const answers = await Promise.all([
+      ...Array.from({ length: 12 }, () => store.take([take(hot, gcra(10))])),
+      ...cold.map((k) => store.take([take(k, gcra(3), 2)])),
+    ]);
+    expect(answers.slice(0, 12).map((a) => [a[0]?.allowed, a[0]?.remaining])).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => [true, 9 - i]),
+      [false, 0],
+      [false, 0],
+    ]);
+    expect(answers.slice(12).map((a) => a[0]?.remaining)).toEqual([1, 1, 1, 1]);
+    // One pipeline per master reached (16 separate commands without merging and pipelining).
+    expect(metrics.roundTrips - before).toBe(nodesOf([hot, ...cold]));
+  });
+
   it("spreads the shards of one hot tenant's bucket over all three masters", async () => {
     const store = await open();
     const entries = [{ key: "tenant", value: "hot" }];
