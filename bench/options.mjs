@@ -6,6 +6,8 @@
  *   --warmup S        unmeasured seconds before the peak run (JIT, connections) default 2
  *   --connections N   h2load connections (one h2load process each)           default 16
  *   --streams N       concurrent streams per connection                      default 32
+ *   --half-connections N  h2load processes of the 50%-of-peak latency run       default 1
+ *   --half-streams N  streams per connection of the 50%-of-peak run            default 8
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
  *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
  *   --cpu-prof DIR    run tollgate under `node --cpu-prof`, profiles in DIR
@@ -43,6 +45,8 @@ export function parseOptions(argv) {
       warmup: { type: "string" },
       connections: { type: "string" },
       streams: { type: "string", default: "32" },
+      "half-connections": { type: "string", default: "1" },
+      "half-streams": { type: "string", default: "8" },
       rounds: { type: "string" },
       workers: { type: "string", default: "1" },
       "cpu-prof": { type: "string" },
@@ -62,6 +66,8 @@ export function parseOptions(argv) {
       Math.round(positive(values.connections ?? (smoke ? "4" : "16"), "--connections")),
     ),
     streams: Math.max(1, Math.round(positive(values.streams, "--streams"))),
+    halfConnections: Math.max(1, Math.round(positive(values["half-connections"], "--half-connections"))),
+    halfStreams: Math.max(1, Math.round(positive(values["half-streams"], "--half-streams"))),
     rounds: Math.max(1, Math.round(positive(values.rounds ?? (smoke ? "1" : "4"), "--rounds"))),
     workers: Math.max(1, Math.round(positive(values.workers, "--workers"))),
     cpuProf: values["cpu-prof"],

@@ -24,6 +24,7 @@ const COLUMNS = [
   ["p50 ms", (r) => fixed(r.p50Ms, 2)],
   ["p99 ms", (r) => fixed(r.p99Ms, 2)],
   ["p99 ms @50%", (r) => fixed(r.p99HalfMs, 2)],
+  ["req/s @50%", (r) => fixed(r.halfRate, 0)],
   ["Redis RT/req", (r) => (r.roundTripsPerRequest === undefined ? "–" : fixed(r.roundTripsPerRequest, 3))],
   ["CPU µs/req", (r) => fixed(r.cpuMicrosPerRequest, 1)],
   ["decisions/s/core", (r) => fixed(1e6 / r.cpuMicrosPerRequest, 0)],
@@ -52,7 +53,8 @@ export function renderTable(rows) {
 export function renderNotes(opts) {
   return [
     `h2load: ${opts.connections} connections × ${opts.streams} streams, one h2load process per connection pinned to one CPU;`,
-    `${opts.duration}s per measured run (peak, then --rps at 50% of that mode's peak for p99 @50%).`,
+    `${opts.duration}s per measured run (peak, then --rps at 50% of that mode's peak for p99 @50%, from`,
+    `${opts.halfConnections} h2load process(es) × ${opts.halfStreams} streams; req/s @50% is the rate it reached).`,
     "× ceiling = req/s ÷ raw node:http2 req/s from this run. CPU µs/req = tollgate (or baseline) process",
     "utime+stime delta ÷ requests; decisions/s/core = 1e6 ÷ that (one decision = one ShouldRateLimit call",
     `with 3 descriptors; target ≥ ${4 * REFERENCE_PER_CORE}, 4 × envoyproxy/ratelimit's ~${REFERENCE_PER_CORE}/core, other hardware).`,

@@ -49,6 +49,16 @@ describe("bench options", () => {
     expect(() => parseOptions(["--workers", "two"])).toThrow(/--workers: expected a non-negative number/);
   });
 
+  it("drives the 50%-of-peak latency run from one h2load process with 8 streams unless told otherwise", () => {
+    const o = parseOptions([]);
+    expect([o.halfConnections, o.halfStreams]).toEqual([1, 8]);
+    const p = parseOptions(["--half-connections", "4", "--half-streams", "2"]);
+    expect([p.halfConnections, p.halfStreams]).toEqual([4, 2]);
+    expect(() => parseOptions(["--half-streams", "x"])).toThrow(
+      /--half-streams: expected a non-negative number/,
+    );
+  });
+
   it("names the flag and the choices when a mode is unknown", () => {
     expect(() => parseOptions(["--modes", "memory,postgres"])).toThrow(/--modes: unknown "postgres"/);
   });
