@@ -9,6 +9,10 @@ export interface BenchOptions {
   readonly warmup: number;
   readonly connections: number;
   readonly streams: number;
+  /** h2load processes of the 50%-of-peak latency run. */
+  readonly halfConnections: number;
+  /** Streams per connection of the 50%-of-peak latency run. */
+  readonly halfStreams: number;
   readonly rounds: number;
   /** tollgate `--workers` in the Redis modes. */
   readonly workers: number;
