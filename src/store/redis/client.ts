@@ -120,7 +120,6 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
       failoverDetector: true,
     });
   }
-  const pipelined = o.autoPipelining || o.batchMaxCalls > 1;
   const clusterOptions: ClusterOptions = {
     lazyConnect: true,
     enableOfflineQueue: o.enableOfflineQueue,
@@ -135,10 +134,10 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
     // (test/store/redis/redis-cluster-node-loss.test.ts, test/chaos/cluster-master-kill.test.ts).
     // With no delayed retry the pipeline fails at once (a transient error the guard acts on);
     // RedisStore refreshes the slot map on that failure instead. (MOVED and ASK retry at once: safe.)
-    // Merged calls (batchMaxCalls > 1) travel in explicit pipelines: the same applies to them.
-    retryDelayOnFailover: pipelined ? 0 : 100,
-    retryDelayOnClusterDown: pipelined ? 0 : 100,
-    retryDelayOnTryAgain: pipelined ? 0 : 100,
+    // Script calls always travel in explicit pipelines (scripts.ts): the same applies to them.
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    retryDelayOnTryAgain: 0,
     slotsRefreshTimeout: o.connectTimeoutMs,
     clusterRetryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
     // ioredis forces retryStrategy null and an offline queue on node connections (the cluster client

@@ -76,10 +76,12 @@ export class RedisStore implements Store, LeaseBackend {
     this.#client = createRedisClient(target, options);
     this.#scripts = new Scripts(this.#client, options.scriptsDir, this.#cluster);
     const { batchMaxCalls } = resolveClientOptions(options, { cluster: this.#cluster });
+    // A cluster always goes through the batcher: its script calls travel in per-master pipelines
+    // (scripts.ts), one per turn, merged or not.
     this.#batcher =
-      batchMaxCalls <= 1
+      batchMaxCalls <= 1 && !this.#cluster
         ? undefined
-        : new TakeBatcher((batches) => this.#sendBatches(batches), batchMaxCalls);
+        : new TakeBatcher((batches) => this.#sendBatches(batches), Math.max(1, batchMaxCalls));
     const onError = options.onConnectionError;
     // A listener is required: without one ioredis prints every reconnect error to stderr.
     this.#client.on("error", (err: unknown) => onError?.(classifyRedisError(err, "connection")));

@@ -22,47 +22,32 @@ const SCRIPTS = {
   tollgateRefund: "refund.lua",
   tollgateLease: "lease.lua",
 } as const;
-type ScriptName = keyof typeof SCRIPTS;
 
-// In a cluster, one command per (script, number of keys), e.g. `tollgateGcra3`, defined with a fixed
-// `numberOfKeys` so the first argument is a key. ioredis Cluster's auto-pipelining routes a command
-// by its first argument; with a leading key count every script call would be routed by the slot of
-// "3" and fail with "All keys in the pipeline should belong to the same slots allocation group".
-// On one node (or Sentinel) nothing routes by key: one command per script, key count first
-// (`tollgateGcra`), so calls of any size use EVALSHA.
+// Every script command takes its key count first (EVALSHA's own layout), except `tollgateLease1`.
+// ioredis Cluster's auto-pipeline routes a command by its *first argument*: a leading key count would
+// route every call by the slot of "3". So in a cluster the script calls travel in explicit pipelines,
+// which route each command by its real keys (EVALSHA's key positions), one pipeline per master and
+// turn for takes (RedisStore); the lease script keeps a fixed `numberOfKeys` of 1 (its first argument
+// is its key) and rides the auto-pipeline. Few commands are defined on purpose: ioredis copies every
+// defined command onto each Pipeline it builds (auto-pipelines included), and the 66 fixed-key-count
+// commands defined before merged calls were ~7% of the cluster profile (bench/RESULTS.md).
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    /** The scripts defined without `numberOfKeys` (single node): key count, keys, argv. */
+    /** gcra.lua / fixed_window.lua / refund.lua / lease.lua: key count, keys, argv. */
     tollgateGcra: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateFixedWindow: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateRefund: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateLease: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
-    /** lua/batch.lua around gcra.lua / fixed_window.lua (single node): key count, keys, argv. */
+    /** lua/batch.lua around gcra.lua / fixed_window.lua: key count, keys, argv. */
     tollgateGcraBatch: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
     tollgateFixedWindowBatch: (...countKeysThenArgv: (string | number)[]) => Result<unknown, Context>;
-    /** lua/gcra.lua over N keys: charge GCRA buckets of one slot all-or-nothing. */
-    [gcra: `tollgateGcra${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
-    /** lua/fixed_window.lua over N keys: charge fixed-window counters of one slot all-or-nothing. */
-    [fixedWindow: `tollgateFixedWindow${number}`]: (
-      ...keysThenArgv: (string | number)[]
-    ) => Result<number[], Context>;
-    /** lua/refund.lua over N keys: give tokens back to buckets of one slot. */
-    [refund: `tollgateRefund${number}`]: (...keysThenArgv: (string | number)[]) => Result<unknown, Context>;
-    /** lua/lease.lua over 1 key: grant up to N tokens of one bucket to a local lease. */
-    [lease: `tollgateLease${number}`]: (...keysThenArgv: (string | number)[]) => Result<number[], Context>;
+    /** lua/lease.lua with its one key first (cluster): key, argv. */
+    tollgateLease1: (...keyThenArgv: (string | number)[]) => Result<unknown, Context>;
   }
 }
 
 /**
- * In a cluster, calls over up to this many keys (one slot group: one descriptor's limits of one
- * algorithm) use a defined (EVALSHA) command; larger ones use EVAL. Kept small on purpose: ioredis
- * copies every defined command onto each auto-pipeline it builds (one per node and flush), so 64 key
- * counts × 4 scripts cost more per flush than the script call itself (bench/RESULTS.md).
- */
-export const MAX_DEFINED_KEYS = 16;
-
-/**
- * The merged-call commands (single node): sent as soon as the batcher flushes, outside ioredis'
+ * The merged-call commands: on a single node sent as soon as the batcher flushes, outside ioredis'
  * auto-pipeline, which would hold them one more event-loop turn (see client.ts).
  */
 export const BATCH_COMMANDS = ["tollgateGcraBatch", "tollgateFixedWindowBatch"] as const;
@@ -78,71 +63,60 @@ export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)),
 
 /**
  * The tollgate scripts registered on one client. Script bodies are read once at construction (a
- * missing file fails startup, not a request); commands for 1..MAX_DEFINED_KEYS keys are defined then too.
+ * missing file fails startup, not a request), and every command is defined then too.
  */
 export class Scripts {
   readonly #client: Redis | Cluster;
-  readonly #lua: Readonly<Record<ScriptName, string>>;
-  readonly #defined = new Set<string>();
+  readonly #cluster: boolean;
 
-  readonly #fixedKeys: boolean;
-
-  /** `fixedKeys`: one command per key count (Redis Cluster, see above); else one per script. */
-  constructor(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR, fixedKeys = true) {
+  /** `cluster`: route script calls through explicit pipelines (see above). */
+  constructor(client: Redis | Cluster, dir: string = DEFAULT_SCRIPTS_DIR, cluster = true) {
     this.#client = client;
-    this.#fixedKeys = fixedKeys;
+    this.#cluster = cluster;
     const load = (file: string) => readFileSync(join(dir, file), "utf8");
-    this.#lua = {
-      tollgateGcra: load(SCRIPTS.tollgateGcra),
-      tollgateFixedWindow: load(SCRIPTS.tollgateFixedWindow),
-      tollgateRefund: load(SCRIPTS.tollgateRefund),
-      tollgateLease: load(SCRIPTS.tollgateLease),
-    };
+    const gcra = load(SCRIPTS.tollgateGcra);
+    const fixedWindow = load(SCRIPTS.tollgateFixedWindow);
+    const lease = load(SCRIPTS.tollgateLease);
+    const wrapper = load("batch.lua");
     // Define every command up front. ioredis' auto-pipelining builds a Pipeline per node and tick
-    // from the commands the client has *then*; a command defined later (say the first 3-key GCRA call
-    // under load) is missing on a pending Pipeline, the queuing throws, and the pipeline's callbacks
-    // shift out of alignment: "results[i] is not iterable", an uncaught exception
-    // (redis/ioredis#1931). Calls over more keys than this use the built-in EVAL instead.
-    {
-      // Both modes: a cluster sends these only inside explicit per-node pipelines, which route by
-      // the real keys (the auto-pipeline would route by the first argument, the key count).
-      const wrapper = load("batch.lua");
-      this.#client.defineCommand("tollgateGcraBatch", { lua: batchLua(wrapper, this.#lua.tollgateGcra) });
-      this.#client.defineCommand("tollgateFixedWindowBatch", {
-        lua: batchLua(wrapper, this.#lua.tollgateFixedWindow),
-      });
-    }
-    for (const script of Object.keys(SCRIPTS) as ScriptName[]) {
-      if (!fixedKeys) {
-        this.#client.defineCommand(script, { lua: this.#lua[script] });
-        continue;
-      }
-      const most = script === "tollgateLease" ? 1 : MAX_DEFINED_KEYS;
-      for (let keys = 1; keys <= most; keys++) {
-        const name: `${ScriptName}${number}` = `${script}${keys}`;
-        this.#client.defineCommand(name, { lua: this.#lua[script], numberOfKeys: keys });
-        this.#defined.add(name);
-      }
-    }
+    // from the commands the client has *then*; a command defined later (say on the first call under
+    // load) is missing on a pending Pipeline, the queuing throws, and the pipeline's callbacks
+    // shift out of alignment: "results[i] is not iterable", an uncaught exception (redis/ioredis#1931).
+    client.defineCommand("tollgateGcra", { lua: gcra });
+    client.defineCommand("tollgateFixedWindow", { lua: fixedWindow });
+    client.defineCommand("tollgateRefund", { lua: load(SCRIPTS.tollgateRefund) });
+    client.defineCommand("tollgateGcraBatch", { lua: batchLua(wrapper, gcra) });
+    client.defineCommand("tollgateFixedWindowBatch", { lua: batchLua(wrapper, fixedWindow) });
+    if (cluster) client.defineCommand("tollgateLease1", { lua: lease, numberOfKeys: 1 });
+    else client.defineCommand("tollgateLease", { lua: lease });
   }
 
   /** Run the take script of `algorithm` over one slot's takes. */
   async take(algorithm: Algorithm, takes: readonly Take[]): Promise<Outcome[]> {
     const { keys, argv } = encodeTakes(takes);
-    const script = algorithm === "gcra" ? "tollgateGcra" : "tollgateFixedWindow";
-    const reply = await this.#command(script, keys.length)(...keys, ...argv);
+    const args = [keys.length, ...keys, ...argv];
+    const reply = this.#cluster
+      ? await this.#alone((p) =>
+          algorithm === "gcra" ? p.tollgateGcra(...args) : p.tollgateFixedWindow(...args),
+        )
+      : await (algorithm === "gcra"
+          ? this.#client.tollgateGcra(...args)
+          : this.#client.tollgateFixedWindow(...args));
     return decodeOutcomes(reply, takes.length);
   }
 
   /**
-   * Run several take calls of `algorithm` in one script call (lua/batch.lua): one outcome list per
-   * call, in order. On a single node it is sent at once; in a cluster, queued on `pipeline` (one per
-   * node, see RedisStore), whose exec() result `decodeBatch` reads.
+   * Run several take calls of `algorithm` in one script call (lua/batch.lua), sent at once: one
+   * outcome list per call, in order. (A cluster queues them with `queueBatch` instead.)
    */
   async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<Outcome[][]> {
-    const command =
-      algorithm === "gcra" ? this.#client.tollgateGcraBatch : this.#client.tollgateFixedWindowBatch;
-    return decodeBatch(await command.call(this.#client, ...encodeBatch(calls)), calls);
+    const args = encodeBatch(calls);
+    const reply = this.#cluster
+      ? await this.#alone((p) => this.queueBatch(p, algorithm, calls))
+      : await (algorithm === "gcra"
+          ? this.#client.tollgateGcraBatch(...args)
+          : this.#client.tollgateFixedWindowBatch(...args));
+    return decodeBatch(reply, calls);
   }
 
   /** Queue the merged call of `calls` on `pipeline` (cluster: one pipeline per node and turn). */
@@ -159,40 +133,32 @@ export class Scripts {
       keys.push(t.key);
       argv.push(t.policy.algorithm, t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
     }
-    await this.#command("tollgateRefund", keys.length)(...keys, ...argv);
+    const args = [keys.length, ...keys, ...argv];
+    if (this.#cluster) await this.#alone((p) => p.tollgateRefund(...args));
+    else await this.#client.tollgateRefund(...args);
   }
 
   /** Take up to `take.cost` tokens of one bucket for a local lease (lua/lease.lua). */
   async lease(take: Take): Promise<Grant> {
     const { policy } = take;
-    const reply = await this.#command("tollgateLease", 1)(
-      take.key,
-      take.cost,
-      policy.limit,
-      policy.periodMs,
-      policy.burst,
-      policy.algorithm,
-    );
+    const args = [take.key, take.cost, policy.limit, policy.periodMs, policy.burst, policy.algorithm];
+    const reply = this.#cluster
+      ? await this.#client.tollgateLease1(...args)
+      : await this.#client.tollgateLease(1, ...args);
     if (!Array.isArray(reply) || reply.length !== 3) throw new Error("lease script reply is not 3 integers");
     const [granted = 0, remaining = 0, resetAfterMs = 0] = reply.map(Number);
     return { granted, remaining, resetAfterMs };
   }
 
-  /** The command running `script` over `keys` keys, defined on first use. */
-  #command(script: ScriptName, keys: number): (...keysThenArgv: (string | number)[]) => Promise<unknown> {
-    if (!this.#fixedKeys) {
-      const command = this.#client[script];
-      if (!command) throw new Error(`ioredis did not define the command ${script}`);
-      return (...keysThenArgv) => command.call(this.#client, keys, ...keysThenArgv);
-    }
-    const name: `${ScriptName}${number}` = `${script}${keys}`;
-    if (!this.#defined.has(name)) {
-      const lua = this.#lua[script];
-      return (...keysThenArgv) => this.#client.eval(lua, keys, ...keysThenArgv);
-    }
-    const command = this.#client[name];
-    if (!command) throw new Error(`ioredis did not define the command ${name}`);
-    return command.bind(this.#client);
+  /** One command in its own explicit pipeline (cluster routing by its keys): its reply or error. */
+  async #alone(queue: (pipeline: ChainableCommander) => unknown): Promise<unknown> {
+    const pipeline = (this.#client as Cluster).pipeline();
+    queue(pipeline);
+    const [result] = (await pipeline.exec()) ?? [];
+    if (!result) throw new Error("pipeline lost its reply");
+    const [err, reply] = result;
+    if (err) throw err;
+    return reply;
   }
 }
 
