@@ -22,5 +22,7 @@ COPY proto ./proto
 USER node
 # 8081: gRPC (RLS ShouldRateLimit, health); 8080: HTTP (/healthcheck, /json, /rlconfig, /metrics).
 EXPOSE 8081 8080
-ENTRYPOINT ["node", "dist/cli.js"]
+# A 64 MB young generation: calls waiting on Redis survive fewer scavenges (bench/RESULTS.md:
+# +18-30% throughput in the Redis modes for ~50 MB more RSS under load). Workers inherit it.
+ENTRYPOINT ["node", "--max-semi-space-size=64", "dist/cli.js"]
 CMD ["serve"]

@@ -50,6 +50,9 @@ export async function startBaseline(name, script) {
   return { name, pid: child.pid, grpcPort: port, stop: stopChild(child) };
 }
 
+/** The V8 flag tollgate ships with (Dockerfile, npm start); see bench/RESULTS.md. */
+export const SEMI_SPACE = "--max-semi-space-size=64";
+
 /**
  * Start tollgate on `store` (`memory` or a Redis URL) with the rules in `config`, and wait until
  * `/healthcheck` answers 200. `nodeArgs` go to node (e.g. `--cpu-prof`).
@@ -57,7 +60,8 @@ export async function startBaseline(name, script) {
 export async function startTollgate({ name, store, config, nodeArgs = [], extraArgs = [] }) {
   const grpcPort = await freePort();
   const httpPort = await freePort();
-  const args = [...nodeArgs, "dist/cli.js", "serve", "--config", config, "--store", store];
+  // As shipped (Dockerfile ENTRYPOINT, npm start): a 64 MB young generation.
+  const args = [SEMI_SPACE, ...nodeArgs, "dist/cli.js", "serve", "--config", config, "--store", store];
   args.push("--grpc-addr", `127.0.0.1:${grpcPort}`, "--http-addr", `127.0.0.1:${httpPort}`);
   args.push("--log-level", "warn", ...extraArgs);
   const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });

@@ -1,0 +1,2 @@
+/** Types of bench/targets.mjs (what the tests use). */
+export const SEMI_SPACE: string;
