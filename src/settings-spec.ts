@@ -13,6 +13,8 @@ export interface Spec<K extends Kind = Kind> {
   readonly unit?: string;
   readonly values?: readonly string[];
   readonly min?: number;
+  /** Largest allowed value of an `int`. */
+  readonly max?: number;
   readonly doc: string;
   /** Shown as a placeholder instead of the value in logs (`***`). */
   readonly secret?: boolean;

@@ -48,6 +48,7 @@ function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
       if (!/^\d+$/.test(raw)) throw bad("expected a whole number");
       const n = Number(raw);
       if (s.min !== undefined && n < s.min) throw bad(`must be at least ${s.min}`);
+      if (s.max !== undefined && n > s.max) throw bad(`must be at most ${s.max}`);
       return n;
     }
     case "bool":

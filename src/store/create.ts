@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock, FailurePolicy } from "../engine/types.js";
 import type { TollgateMetrics } from "../metrics/metrics.js";
+import type { BreakerSettings } from "./guard/breaker.js";
 import { GuardedStore } from "./guard/guarded-store.js";
 import { PartitionedGuard } from "./guard/partitioned.js";
 import { InstanceRegistry } from "./instances/registry.js";
@@ -29,6 +30,9 @@ export interface StoreSettings {
   readonly breakerFailures: number;
   readonly breakerOpen: number;
   readonly breakerOpenMax: number;
+  readonly breakerFailurePercent: number;
+  readonly breakerWindow: number;
+  readonly breakerMinCalls: number;
   readonly instances: number;
   /** `--key-prefix`: the heartbeat key is per deployment too. */
   readonly keyPrefix: string;
@@ -44,6 +48,28 @@ export interface BuiltStore {
   /** Start background work (heartbeat). */
   start(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The circuit breaker settings of `s` (`--breaker-*`). */
+export function breakerSettingsOf(
+  s: Pick<
+    StoreSettings,
+    | "breakerFailures"
+    | "breakerFailurePercent"
+    | "breakerWindow"
+    | "breakerMinCalls"
+    | "breakerOpen"
+    | "breakerOpenMax"
+  >,
+): Partial<BreakerSettings> {
+  return {
+    consecutiveFailures: s.breakerFailures,
+    failureRatio: s.breakerFailurePercent / 100,
+    windowMs: s.breakerWindow,
+    minRequests: s.breakerMinCalls,
+    baseMs: s.breakerOpen,
+    maxMs: s.breakerOpenMax,
+  };
 }
 
 export function createStore(
@@ -83,7 +109,7 @@ export function createStore(
       fallback,
       instances: registry,
       deadlineMs: s.storeDeadline,
-      breaker: { consecutiveFailures: s.breakerFailures, baseMs: s.breakerOpen, maxMs: s.breakerOpenMax },
+      breaker: breakerSettingsOf(s),
       defaultPolicy: s.onStoreError,
       clock: deps.clock,
       logger: node ? log.child({ node }) : log,
