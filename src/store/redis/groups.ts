@@ -4,9 +4,9 @@
  * is irrelevant and only the algorithm splits a call. Each group remembers the positions of its takes
  * so outcomes go back in request order.
  */
-import { generateMulti } from "cluster-key-slot";
 import type { Algorithm } from "../../engine/types.js";
 import type { Take } from "../store.js";
+import { keySlot } from "./slot.js";
 
 /** Takes of one script call, with their positions in the original call. */
 export interface TakeGroup {
@@ -21,7 +21,7 @@ export interface TakeGroup {
 export function groupTakes(takes: readonly Take[], options: { bySlot: boolean }): TakeGroup[] {
   const groups = new Map<string, TakeGroup>();
   takes.forEach((take, index) => {
-    const slot = options.bySlot ? generateMulti([take.key]) : -1;
+    const slot = options.bySlot ? keySlot(take.key) : -1;
     const id = `${slot}:${take.policy.algorithm}`;
     let group = groups.get(id);
     if (!group) {
@@ -45,7 +45,7 @@ export function groupKeysBySlot(keys: readonly string[], options: { bySlot: bool
   if (!options.bySlot) return keys.length === 0 ? [] : [{ slot: -1, keys: [...keys] }];
   const groups = new Map<number, KeyGroup>();
   for (const key of keys) {
-    const slot = generateMulti([key]);
+    const slot = keySlot(key);
     const group = groups.get(slot);
     if (group) group.keys.push(key);
     else groups.set(slot, { slot, keys: [key] });

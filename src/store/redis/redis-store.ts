@@ -9,7 +9,6 @@
  * refund is in flight a concurrent request may see those tokens as spent (brief under-admission).
  */
 
-import { generateMulti } from "cluster-key-slot";
 import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
@@ -21,6 +20,7 @@ import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
 import { decodeBatch, Scripts } from "./scripts.js";
+import { keySlot } from "./slot.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
 import { waitUntilReady } from "./wait-ready.js";
 
@@ -161,7 +161,7 @@ export class RedisStore implements Store, LeaseBackend {
    */
   nodeOf(key: string): string {
     if (!this.#cluster) return "";
-    return (this.#client as Cluster).slots[generateMulti([key])]?.[0] ?? "";
+    return (this.#client as Cluster).slots[keySlot(key)]?.[0] ?? "";
   }
 
   /** Take up to `take.cost` tokens of one bucket for a local lease (two-tier limiting). */
