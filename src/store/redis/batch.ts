@@ -24,9 +24,10 @@ export interface Batch {
 
 /**
  * Sends the merged calls of one turn (together, so a cluster store can pipeline those of one node):
- * one promise per batch, answered with one outcome list per call.
+ * one promise per batch, answered per call with its outcomes, or the error that call alone failed
+ * with (the others of the batch ran).
  */
-export type BatchSender = (batches: readonly Batch[]) => Promise<Outcome[][]>[];
+export type BatchSender = (batches: readonly Batch[]) => Promise<(Outcome[] | Error)[]>[];
 
 interface Pending {
   readonly algorithm: Algorithm;
@@ -91,7 +92,7 @@ export class TakeBatcher {
         owners.push({ pending, from, to });
       }
     }
-    let sent: Promise<Outcome[][]>[];
+    let sent: Promise<(Outcome[] | Error)[]>[];
     try {
       sent = this.#send(batches);
     } catch (err) {
@@ -106,8 +107,11 @@ export class TakeBatcher {
             for (let i = from; i < to; i++) (pending.reject[i] as (e: unknown) => void)(err);
             return;
           }
-          for (let i = from; i < to; i++)
-            (pending.resolve[i] as (o: Outcome[]) => void)(answers[i - from] as Outcome[]);
+          for (let i = from; i < to; i++) {
+            const answer = answers[i - from];
+            if (answer instanceof Error) (pending.reject[i] as (e: unknown) => void)(answer);
+            else (pending.resolve[i] as (o: Outcome[]) => void)(answer as Outcome[]);
+          }
         },
         (err: unknown) => {
           for (let i = from; i < to; i++) (pending.reject[i] as (e: unknown) => void)(err);

@@ -217,35 +217,68 @@ export class RedisStore implements Store, LeaseBackend {
    * cluster those of one node go in one pipeline (one write, one round trip), each command routed by
    * its own keys.
    */
-  #sendBatches(batches: readonly Batch[]): Promise<Outcome[][]>[] {
+  #sendBatches(batches: readonly Batch[]): Promise<(Outcome[] | Error)[]>[] {
     if (!this.#cluster)
       return batches.map((b) => this.#send(-1, () => this.#scripts.takeBatch(b.algorithm, b.calls)));
     const cluster = this.#client as Cluster;
+    // Grouped by the slot's whole node list (master and replicas), the key ioredis itself checks a
+    // pipeline against; a slot not in the map yet goes alone.
     const byNode = new Map<string, number[]>();
     batches.forEach((b, i) => {
-      const node = this.#node(b.slot);
-      const list = byNode.get(node);
+      const nodes = cluster.slots[b.slot];
+      const group = nodes && nodes.length > 0 ? nodes.join(",") : `slot:${b.slot}`;
+      const list = byNode.get(group);
       if (list) list.push(i);
-      else byNode.set(node, [i]);
+      else byNode.set(group, [i]);
     });
-    const out: Promise<Outcome[][]>[] = new Array(batches.length);
+    const out: Promise<(Outcome[] | Error)[]>[] = new Array(batches.length);
     for (const indexes of byNode.values()) {
-      const pipeline = cluster.pipeline();
-      for (const i of indexes) {
-        const b = batches[i] as Batch;
-        this.#scripts.queueBatch(pipeline, b.algorithm, b.calls);
+      let results: Promise<[error: Error | null, result: unknown][] | null>;
+      try {
+        const pipeline = cluster.pipeline();
+        for (const i of indexes) {
+          const b = batches[i] as Batch;
+          this.#scripts.queueBatch(pipeline, b.algorithm, b.calls);
+        }
+        const first = batches[indexes[0] as number] as Batch;
+        results = this.#send(first.slot, () => pipeline.exec());
+      } catch (err) {
+        results = Promise.reject(err);
       }
-      const first = batches[indexes[0] as number] as Batch;
-      const results = this.#send(first.slot, () => pipeline.exec());
       indexes.forEach((i, j) => {
-        out[i] = results.then((all) => {
-          const [err, reply] = all?.[j] ?? [new Error("pipeline lost a reply"), undefined];
-          if (err) throw err;
-          return decodeBatch(reply, (batches[i] as Batch).calls);
-        });
+        const b = batches[i] as Batch;
+        out[i] = results.then(
+          (all) => {
+            const [err, reply] = all?.[j] ?? [new Error("pipeline lost a reply"), undefined];
+            if (err) return this.#resendApart(b, err);
+            return decodeBatch(reply, b.calls);
+          },
+          (err: unknown) => this.#resendApart(b, err),
+        );
       });
     }
     return out;
+  }
+
+  /**
+   * A merged call its pipeline could not run: redirected (MOVED, ASK), refused mid-migration
+   * (TRYAGAIN), or a pipeline ioredis refused before sending (its node list changed under it). Redis
+   * ran nothing of it, so each of its calls is sent again on its own, routed afresh; any other
+   * failure is the batch's answer.
+   */
+  async #resendApart(b: Batch, err: unknown): Promise<(Outcome[] | Error)[]> {
+    const text = err instanceof Error ? err.message : String(err);
+    if (!/^(MOVED|ASK|TRYAGAIN) |should belong to the same slots allocation group/.test(text)) throw err;
+    (this.#client as Cluster).refreshSlotsCache();
+    const answers = await Promise.all(
+      b.calls.map((call) =>
+        this.#send(b.slot, () => this.#scripts.takeBatch(b.algorithm, [call])).then(
+          (one) => one[0] ?? new Error("merged reply lost its call"),
+          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+        ),
+      ),
+    );
+    return answers;
   }
 
   /** Run one command to the node owning `slot`, counting its round trip. */

@@ -109,7 +109,7 @@ export class Scripts {
    * Run several take calls of `algorithm` in one script call (lua/batch.lua), sent at once: one
    * outcome list per call, in order. (A cluster queues them with `queueBatch` instead.)
    */
-  async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<Outcome[][]> {
+  async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<(Outcome[] | Error)[]> {
     const args = encodeBatch(calls);
     const reply = this.#cluster
       ? await this.#alone((p) => this.queueBatch(p, algorithm, calls))
@@ -177,16 +177,35 @@ export function encodeBatch(calls: readonly (readonly Take[])[]): (string | numb
   return [keys.length, ...keys, calls.length, ...counts, ...argv];
 }
 
-/** Split the flat reply of a lua/batch.lua call into one outcome list per call. */
-export function decodeBatch(reply: unknown, calls: readonly (readonly Take[])[]): Outcome[][] {
+/** A call of a merged script call that failed alone (lua/batch.lua reports its message). */
+export class BatchCallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReplyError";
+  }
+}
+
+/**
+ * Split the flat reply of a lua/batch.lua call into one outcome list per call, or the error of a call
+ * that failed alone (its first slot holds the message as a string).
+ */
+export function decodeBatch(reply: unknown, calls: readonly (readonly Take[])[]): (Outcome[] | Error)[] {
   let total = 0;
   for (const takes of calls) total += takes.length;
-  const flat = decodeOutcomes(reply, total);
-  const out: Outcome[][] = new Array(calls.length);
+  if (!Array.isArray(reply) || reply.length !== total * 4) {
+    throw new Error(
+      `script reply has ${Array.isArray(reply) ? reply.length : typeof reply} items, expected ${total * 4}`,
+    );
+  }
+  const out: (Outcome[] | Error)[] = new Array(calls.length);
   let at = 0;
   for (let i = 0; i < calls.length; i++) {
     const n = (calls[i] as readonly Take[]).length;
-    out[i] = flat.slice(at, at + n);
+    const first = reply[at * 4];
+    out[i] =
+      typeof first === "string" || Buffer.isBuffer(first)
+        ? new BatchCallError(String(first))
+        : decodeOutcomes(reply.slice(at * 4, (at + n) * 4), n);
     at += n;
   }
   return out;

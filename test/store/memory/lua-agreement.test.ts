@@ -390,7 +390,45 @@ describe("lua scripts against their TypeScript specification", () => {
     await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, 1, 1, 10, 1000)).rejects.toThrow(
       /expected 1 KEYS and 6 ARGV/,
     );
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, "x", 1, 10, 1000, 5)).rejects.toThrow(
+      /key count of call 1 must be a whole number >= 1/,
+    );
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1.5, 1, 1, 10, 1000, 5)).rejects.toThrow(
+      /ARGV\[1\] must be the number of calls/,
+    );
     expect(await redis.exists("{t:bb}:a", "{t:bb}:b")).toBe(0);
+  });
+
+  it("fail only the call of a batch whose command fails, and run the others", async () => {
+    const p = POLICIES.gcra["{t:agree}:g-7pm"] as Policy;
+    const args = (cost: number) => [cost, p.limit, p.periodMs, p.burst];
+    await redis.hset("{t:bf}:hash", "a", "1"); // GET on a hash: WRONGTYPE inside the second call
+    const reply = (await redis.eval(
+      BATCH.gcra,
+      4,
+      "{t:bf}:one",
+      "{t:bf}:hash",
+      "{t:bf}:one",
+      "{t:bf}:two",
+      3,
+      1,
+      2,
+      1,
+      ...args(1),
+      ...args(1),
+      ...args(1),
+      ...args(1),
+    )) as unknown[];
+    expect(reply.slice(0, 4)).toEqual([1, 3, 0, expect.any(Number)]); // burst 4
+    expect(String(reply[4])).toMatch(/WRONGTYPE/);
+    expect(reply.slice(5, 12)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    // The third call ran after the failed one.
+    expect(reply.slice(12, 14)).toEqual([1, 3]);
+    // The failed call charged nothing, not even its first bucket.
+    expect(await redis.get("{t:bf}:one")).not.toBeNull();
+    const peek = (await redis.eval(SCRIPTS.gcra, 1, "{t:bf}:one", ...args(0))) as number[];
+    expect(peek[1]).toBe(3);
+    await redis.del("{t:bf}:hash");
   });
 
   it("leave no key without a TTL", async () => {

@@ -18,7 +18,7 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 /** A sender of one batch at a time (as `answer` says), adapted to the batcher's per-turn sender. */
 const each =
   (
-    answer: (algorithm: Algorithm, calls: readonly (readonly Take[])[]) => Promise<Outcome[][]>,
+    answer: (algorithm: Algorithm, calls: readonly (readonly Take[])[]) => Promise<(Outcome[] | Error)[]>,
   ): BatchSender =>
   (batches) =>
     batches.map((b) => answer(b.algorithm, b.calls));
@@ -123,6 +123,18 @@ describe("TakeBatcher", () => {
     expect((results[0] as PromiseRejectedResult).reason.message).toBe(
       "merged reply answers 1 calls, expected 2",
     );
+  });
+
+  it("rejects only the call a merged reply reports failed", async () => {
+    const b = new TakeBatcher(
+      each(async (_algorithm, calls) =>
+        calls.map((c, i) => (i === 1 ? new Error("WRONGTYPE") : c.map(echo))),
+      ),
+      8,
+    );
+    const results = await Promise.allSettled(["a", "b", "c"].map((k) => b.take("gcra", [take(k)])));
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe("WRONGTYPE");
   });
 
   it("refuses a batch size below 1", () => {

@@ -158,11 +158,13 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
 describe("RedisStore while a slot moves to another master", () => {
   let cluster: RedisCluster;
   let store: RedisStore | undefined;
+  const others: RedisStore[] = [];
   beforeAll(async () => {
     cluster = await startCluster({ masters: 3 });
   });
   afterAll(async () => {
     await store?.close();
+    await Promise.all(others.map((s) => s.close()));
     await cluster?.stop();
   });
 
@@ -192,5 +194,56 @@ describe("RedisStore while a slot moves to another master", () => {
     const out = await store.take([take(k, gcra(10), 2)]);
     expect(out[0]).toMatchObject({ allowed: true, remaining: 4 });
     expect(Number(await to.call("CLUSTER", "COUNTKEYSINSLOT", slot))).toBe(1);
+  });
+
+  it("resends the calls of a merged pipeline that a moved slot answered MOVED, each once", async () => {
+    const s = new RedisStore({ url: cluster.url });
+    others.push(s);
+    await s.ready();
+    const k = key("moving-merged");
+    const slot = groupTakes([take(k, gcra(10))], { bySlot: true })[0]?.slot ?? -1;
+    await s.take([take(k, gcra(10), 1)]);
+    const clients = cluster.nodes.map((n) => n.client());
+    const ids = await Promise.all(clients.map((c) => c.call("CLUSTER", "MYID") as Promise<string>));
+    const owner = (
+      await Promise.all(clients.map((c) => c.call("CLUSTER", "COUNTKEYSINSLOT", slot)))
+    ).findIndex((n) => Number(n) > 0);
+    // Another tag on the same master, so one pipeline carries both slots.
+    let other = "";
+    for (let i = 0; i < 500 && !other; i++) {
+      const candidate = key(`stay-${i}`);
+      const cslot = groupTakes([take(candidate, gcra(10))], { bySlot: true })[0]?.slot ?? -1;
+      const n = await clients[owner]?.call("CLUSTER", "COUNTKEYSINSLOT", cslot);
+      const owned = (
+        (await clients[owner]?.call("CLUSTER", "SLOTS")) as [number, number, ...unknown[]][]
+      ).some(([lo, hi]) => cslot >= lo && cslot <= hi);
+      if (owned && n !== undefined && cslot !== slot) other = candidate;
+    }
+    expect(other).not.toBe("");
+    const target = (owner + 1) % clients.length;
+    const [from, to] = [clients[owner], clients[target]];
+    const toNode = cluster.nodes[target];
+    if (!from || !to || !toNode) throw new Error("cluster nodes missing");
+    await to.call("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[owner] ?? "");
+    await from.call("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target] ?? "");
+    await from.call("MIGRATE", "127.0.0.1", toNode.port, "", 0, 5000, "KEYS", k);
+    for (const c of clients) await c.call("CLUSTER", "SETSLOT", slot, "NODE", ids[target] ?? "");
+
+    // One turn: four calls on the moved slot and two on a slot that stayed, one pipeline to the old
+    // owner; the moved batch comes back MOVED while the other is served.
+    const answers = await Promise.all([
+      ...Array.from({ length: 4 }, () => s.take([take(k, gcra(10), 1)])),
+      s.take([take(other, gcra(10), 1)]),
+      s.take([take(other, gcra(10), 1)]),
+    ]);
+    expect(
+      answers
+        .slice(0, 4)
+        .map((a) => a[0]?.remaining)
+        .sort(),
+    ).toEqual([5, 6, 7, 8]);
+    expect(answers.slice(4).map((a) => a[0]?.remaining)).toEqual([9, 8]);
+    // Each resent call charged once: 1 + 4 of 10 spent.
+    expect((await s.take([take(k, gcra(10), 0)]))[0]?.remaining).toBe(5);
   });
 });

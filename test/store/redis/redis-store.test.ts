@@ -144,6 +144,22 @@ describe("RedisStore on a single redis-server", () => {
     ]);
   });
 
+  it("fails only the decision whose bucket Redis cannot read, not the others merged with it", async () => {
+    const store = await open();
+    const bad = key();
+    await server.client().hset(bad, "not", "a bucket"); // GET on it: WRONGTYPE inside the script
+    const [before, broken, after] = await Promise.allSettled([
+      store.take([take(key(), gcra)]),
+      store.take([take(bad, gcra)]),
+      store.take([take(key(), gcra)]),
+    ]);
+    expect(before).toMatchObject({ status: "fulfilled", value: [{ allowed: true, remaining: 9 }] });
+    expect(after).toMatchObject({ status: "fulfilled", value: [{ allowed: true, remaining: 9 }] });
+    expect(broken.status).toBe("rejected");
+    expect(String((broken as PromiseRejectedResult).reason.message)).toMatch(/WRONGTYPE/);
+    await server.client().del(bad);
+  });
+
   it("gives the same answers to two stores whose local clocks disagree by hours", async () => {
     const [a, b] = await Promise.all([open(), open()]);
     const k = key();
