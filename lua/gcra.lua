@@ -19,8 +19,10 @@ Reply per bucket, 4 integers, flattened in KEYS order:
 State   one string per bucket: the theoretical arrival time tat in integer microseconds, written
         with PXAT = ceil(tat / 1000) + 1 epoch ms, so idle buckets vanish once full. The expiry is
         absolute on the TIME clock: a relative PX counts from Redis' cached command time and could
-        end before tat if the server stalled between starting the script and calling TIME. Emission interval T = periodMs*1000/limit,
-        capacity tau = T*burst.
+        end before tat if the server stalled between starting the script and calling TIME.
+Math    emission interval T = periodMs*1000/limit, capacity tau = T*burst, all in µs relative to
+        now (ahead = tat - now is exact; cost*T is added to it, never to the 16-digit tat), with
+        slack = min(burst/2, T/2) µs for the whole-µs rounding of every stored tat since full.
 Time    redis.call('TIME'): one clock for every tollgate instance.
 Denied  when any bucket is denied, nothing is written and every allowed bucket reports remaining
         and resetAfterMs as the bucket is, uncharged (allowed stays 1: it alone would pass).
@@ -37,8 +39,10 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
-local function whole_tokens(tau, t, ahead)
-  return math.max(0, math.floor((tau - ahead) / t + 1e-9))
+-- slack: µs of tat storage rounding tolerated (half a µs per token of burst, at most half of T;
+-- see slackOf in gcra.ts).
+local function whole_tokens(tau, t, slack, ahead)
+  return math.max(0, math.floor((tau - ahead + slack) / t + 1e-9))
 end
 
 local out = {}
@@ -57,14 +61,17 @@ for i = 1, n do
   local burst = tonumber(ARGV[base + 4])
   local t = period_ms * 1000 / limit
   local tau = t * burst
+  local slack = math.min(0.5 * burst, 0.5 * t)
 
   local stored = pending[key]
   if stored == nil then
     stored = tonumber(redis.call('GET', key))
   end
-  local tat = math.max(stored or now, now)
-  local peek_remaining = whole_tokens(tau, t, tat - now)
-  local peek_reset = math.ceil((tat - now) / 1000)
+  -- Time ahead of now, in µs: `stored - now` is exact (two integers below 2^53); the charge is added
+  -- to it, not to the 16-digit tat, so every bit of cost * t counts (see gcra.ts).
+  local ahead = math.max((stored or now) - now, 0)
+  local peek_remaining = whole_tokens(tau, t, slack, ahead)
+  local peek_reset = math.ceil(ahead / 1000)
 
   local allowed, remaining, retry, reset
   if cost > burst then
@@ -72,19 +79,19 @@ for i = 1, n do
   elseif cost == 0 then
     allowed, remaining, retry, reset = 1, peek_remaining, 0, peek_reset
   else
-    local new_tat = tat + cost * t
-    local allow_at = new_tat - tau
-    if now >= allow_at - 1e-6 then
-      reset = math.ceil((new_tat - now) / 1000)
-      allowed, remaining, retry = 1, whole_tokens(tau, t, new_tat - now), 0
+    local new_ahead = ahead + cost * t
+    if new_ahead <= tau + slack then
+      reset = math.ceil(new_ahead / 1000)
+      allowed, remaining, retry = 1, whole_tokens(tau, t, slack, new_ahead), 0
       if pending[key] == nil then
         order[#order + 1] = key
       end
-      pending[key] = math.floor(new_tat + 0.5)
-      pending_expiry[key] = math.ceil(new_tat / 1000) + 1
+      local tat = now + math.floor(new_ahead + 0.5)
+      pending[key] = tat
+      pending_expiry[key] = math.ceil(tat / 1000) + 1
     else
       allowed, remaining, reset = 0, peek_remaining, peek_reset
-      retry = math.max(1, math.ceil((allow_at - now) / 1000))
+      retry = math.max(1, math.ceil((new_ahead - tau) / 1000))
     end
   end
   if allowed == 0 then

@@ -35,15 +35,19 @@ local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 if algorithm == 'gcra' then
   local t = period_ms * 1000 / limit
   local tau = t * burst
-  local tat = math.max(tonumber(redis.call('GET', key)) or now, now)
-  local available = math.max(0, math.floor((tau - (tat - now)) / t + 1e-9))
+  -- The same steps as gcra.lua (and MemoryStore.grant through gcra.ts): time ahead of now, exact;
+  -- half a µs of rounding slack per token of burst, at most half of T.
+  local ahead = math.max((tonumber(redis.call('GET', key)) or now) - now, 0)
+  local slack = math.min(0.5 * burst, 0.5 * t)
+  local available = math.max(0, math.floor((tau - ahead + slack) / t + 1e-9))
   local granted = math.min(want, available)
-  if granted > 0 then
-    tat = tat + granted * t
-    redis.call('SET', key, string.format('%.0f', math.floor(tat + 0.5)), 'PXAT',
-      string.format('%.0f', math.ceil(tat / 1000) + 1))
+  if granted == 0 then
+    return { 0, available, math.ceil(ahead / 1000) }
   end
-  return { granted, available - granted, math.ceil((tat - now) / 1000) }
+  local new_ahead = ahead + granted * t
+  local tat = now + math.floor(new_ahead + 0.5)
+  redis.call('SET', key, string.format('%.0f', tat), 'PXAT', string.format('%.0f', math.ceil(tat / 1000) + 1))
+  return { granted, math.max(0, math.floor((tau - new_ahead + slack) / t + 1e-9)), math.ceil(new_ahead / 1000) }
 elseif algorithm == 'fixed_window' then
   local now_ms = math.floor(now / 1000)
   local window_end = (math.floor(now_ms / period_ms) + 1) * period_ms

@@ -4,16 +4,27 @@
  * exactly on `allowed` and `remaining` for the same stored state and the same `now`.
  *
  * State is the theoretical arrival time `tat` in integer microseconds. With emission interval
- * T = periodMs*1000/limit and capacity tau = T*burst, a bucket is full when `tat <= now`.
+ * T = periodMs*1000/limit and capacity tau = T*burst, a bucket is full when `tat <= now`. The math
+ * runs on `ahead = tat - now` (exact: two integers), never on the 16-digit tat itself, with a
+ * rounding slack for the whole-µs storage (see `slackOf`).
  */
 import type { Policy } from "../../engine/types.js";
 import type { Outcome } from "../store.js";
 import { denied } from "./outcome.js";
 
-/** Tolerance for `now >= allowAt` (µs): absorbs float error in `tat + c*T - tau`. */
-const ADMIT_EPSILON_US = 1e-6;
 /** Added before flooring token counts so that 2.9999999999 whole tokens count as 3. */
 const TOKEN_EPSILON = 1e-9;
+
+/**
+ * Slack (µs) for the storage rounding of the tat. Each write rounds it to a whole µs (up to 0.5 µs
+ * off), and the errors of the writes since the bucket was last full add up: without slack a bucket
+ * of burst 4 at 7 per minute (T = 8571428.57 µs) refused its 4th token within the same µs and showed
+ * one token less than it held. Half a µs per token of burst covers every write since full; capped
+ * at half an emission interval, so it never amounts to a token.
+ */
+function slackOf(t: number, burst: number): number {
+  return Math.min(0.5 * burst, 0.5 * t);
+}
 
 /** Input of one GCRA evaluation. */
 export interface GcraInput {
@@ -47,14 +58,14 @@ export interface GcraStep {
   readonly write: GcraWrite | undefined;
 }
 
-/** Emission interval T and capacity tau in µs. */
-function shape(policy: Policy): { t: number; tau: number } {
+/** Emission interval T, capacity tau and rounding slack in µs. */
+function shape(policy: Policy): { t: number; tau: number; slack: number } {
   const t = (policy.periodMs * 1000) / policy.limit;
-  return { t, tau: t * policy.burst };
+  return { t, tau: t * policy.burst, slack: slackOf(t, policy.burst) };
 }
 
-function wholeTokens(tau: number, t: number, ahead: number): number {
-  return Math.max(0, Math.floor((tau - ahead) / t + TOKEN_EPSILON));
+function wholeTokens(tau: number, t: number, slack: number, ahead: number): number {
+  return Math.max(0, Math.floor((tau - ahead + slack) / t + TOKEN_EPSILON));
 }
 
 /** Round half up, written as in Lua (`math.floor(x + 0.5)`) so both agree on every input. */
@@ -70,10 +81,13 @@ function expiryOf(tat: number): number {
 /** Evaluate one GCRA bucket (see the module comment and lua/gcra.lua). */
 export function gcraStep(input: GcraInput): GcraStep {
   const { nowUs: now, cost } = input;
-  const { t, tau } = shape(input.policy);
-  const tat = Math.max(input.storedTat ?? now, now);
-  const peekRemaining = wholeTokens(tau, t, tat - now);
-  const peekResetMs = Math.ceil((tat - now) / 1000);
+  const { t, tau, slack } = shape(input.policy);
+  // Time ahead of now, in µs. `storedTat - now` is exact (two integers below 2^53); adding the charge
+  // to it, not to the 16-digit tat, keeps every bit of `cost * T` (at epoch-µs magnitude a double is
+  // only good to 0.25 µs, which put `remaining` one token low whenever T is not an integer).
+  const ahead = Math.max((input.storedTat ?? now) - now, 0);
+  const peekRemaining = wholeTokens(tau, t, slack, ahead);
+  const peekResetMs = Math.ceil(ahead / 1000);
   const peek: Outcome = {
     allowed: true,
     remaining: peekRemaining,
@@ -84,17 +98,22 @@ export function gcraStep(input: GcraInput): GcraStep {
     return { outcome: denied(peek, -1), uncharged: peek, write: undefined };
   }
   if (cost === 0) return { outcome: peek, uncharged: peek, write: undefined };
-  const newTat = tat + cost * t;
-  const allowAt = newTat - tau;
-  if (now >= allowAt - ADMIT_EPSILON_US) {
-    const resetAfterMs = Math.ceil((newTat - now) / 1000);
+  const newAhead = ahead + cost * t;
+  if (newAhead <= tau + slack) {
+    const resetAfterMs = Math.ceil(newAhead / 1000);
+    const tat = now + roundHalfUp(newAhead);
     return {
-      outcome: { allowed: true, remaining: wholeTokens(tau, t, newTat - now), retryAfterMs: 0, resetAfterMs },
+      outcome: {
+        allowed: true,
+        remaining: wholeTokens(tau, t, slack, newAhead),
+        retryAfterMs: 0,
+        resetAfterMs,
+      },
       uncharged: peek,
-      write: { tat: roundHalfUp(newTat), expiresAtMs: expiryOf(newTat) },
+      write: { tat, expiresAtMs: expiryOf(tat) },
     };
   }
-  const retryAfterMs = Math.max(1, Math.ceil((allowAt - now) / 1000));
+  const retryAfterMs = Math.max(1, Math.ceil((newAhead - tau) / 1000));
   return { outcome: denied(peek, retryAfterMs), uncharged: peek, write: undefined };
 }
 

@@ -58,6 +58,42 @@ describe("gcraStep", () => {
     expect(denied.outcome).toEqual({ allowed: false, remaining: 0, retryAfterMs: 334, resetAfterMs: 1000 });
   });
 
+  it("admits the whole burst at one instant and counts it down exactly, whatever the emission interval", () => {
+    // Non-whole emission intervals (7/min: T = 8571428.571… µs; 3/s; 90/min; 1,000,000/min) at a
+    // 16-digit epoch time. Adding cost·T to the tat itself rounded it to 0.25 µs and each write rounds
+    // to a whole µs: remaining came out one low and the last token of the burst was refused.
+    const policies: Policy[] = [
+      { algorithm: "gcra", limit: 7, periodMs: 60_000, burst: 4 },
+      { algorithm: "gcra", limit: 3, periodMs: 1000, burst: 3 },
+      { algorithm: "gcra", limit: 90, periodMs: 60_000, burst: 90 },
+      { algorithm: "gcra", limit: 1_000_000, periodMs: 60_000, burst: 1000 },
+      { algorithm: "gcra", limit: 7, periodMs: 1000, burst: 1 },
+    ];
+    for (const policy of policies) {
+      for (let now = 1_796_238_435_173_823; now < 1_796_238_435_173_823 + 16; now++) {
+        for (const cost of [1, 2]) {
+          let tat: number | undefined;
+          const seen: number[] = [];
+          const charges = Math.floor(policy.burst / cost);
+          for (let i = 0; i < charges; i++) {
+            const step = gcraStep({ storedTat: tat, nowUs: now, cost, policy });
+            expect(step.outcome.allowed, `${policy.limit}/${policy.periodMs} charge ${i} at ${now}`).toBe(
+              true,
+            );
+            seen.push(step.outcome.remaining);
+            tat = step.write?.tat;
+            const peek = gcraStep({ storedTat: tat, nowUs: now, cost: 0, policy });
+            expect(peek.outcome.remaining).toBe(step.outcome.remaining);
+          }
+          expect(seen).toEqual(Array.from({ length: charges }, (_, i) => policy.burst - cost * (i + 1)));
+          // Nothing beyond the burst, even with the slack.
+          if (policy.burst - charges * cost < cost)
+            expect(gcraStep({ storedTat: tat, nowUs: now, cost, policy }).outcome.allowed).toBe(false);
+        }
+      }
+    }
+  });
+
   it("reports no negative remaining when the stored state exceeds a lowered burst", () => {
     const step = gcraStep({ storedTat: NOW + 900_000, nowUs: NOW, cost: 0, policy: tenPerSecondBurst5 });
     expect(step.outcome.remaining).toBe(0);
