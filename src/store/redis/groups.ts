@@ -19,6 +19,11 @@ export interface TakeGroup {
 
 /** Group takes by algorithm, and by hash slot when `bySlot` (Redis Cluster). */
 export function groupTakes(takes: readonly Take[], options: { bySlot: boolean }): TakeGroup[] {
+  if (takes.length === 1) {
+    const take = takes[0] as Take;
+    const slot = options.bySlot ? keySlot(take.key) : -1;
+    return [{ slot, algorithm: take.policy.algorithm, takes: [take], indexes: [0] }];
+  }
   const groups = new Map<string, TakeGroup>();
   takes.forEach((take, index) => {
     const slot = options.bySlot ? keySlot(take.key) : -1;

@@ -128,6 +128,14 @@ export class RedisStore implements Store, LeaseBackend {
     return this.#timed("take", async () => {
       const groups = groupTakes(takes, { bySlot: this.#cluster });
       const batcher = this.#batcher;
+      if (groups.length === 1) {
+        // One script call (most requests on one node; each master's part in a cluster): it is
+        // all-or-nothing on its own, so there is nothing to compensate, and its takes are in order.
+        const [g] = groups as [TakeGroup];
+        return batcher
+          ? batcher.take(g.algorithm, g.takes, g.slot)
+          : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes));
+      }
       const settled = await Promise.allSettled(
         groups.map((g) =>
           batcher
