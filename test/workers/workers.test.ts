@@ -118,7 +118,11 @@ describe("two workers on one redis-server", () => {
     expect(line.workers).toBe(2);
     expect(new Set(line.pids).size).toBe(2);
     expect(line.scheduling).toBe("round-robin");
-    expect(svc.output.filter((l) => l.includes('"worker listening"'))).toHaveLength(2);
+    // Each worker logs "worker listening" on its own stdout, which reaches us through a pipe that
+    // the primary's IPC "ready" can overtake: wait (bounded) for both lines.
+    const listening = () => svc.output.filter((l) => l.includes('"worker listening"'));
+    for (let i = 0; i < 40 && listening().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(listening()).toHaveLength(2);
     const text = await (await svc.http("/metrics")).text();
     expect(pidsOf(text).sort()).toEqual([...line.pids].sort());
     expect(series(text, "tollgate_workers").get("")).toBe(2);
