@@ -196,7 +196,8 @@ export const SETTINGS = {
     env: "TOLLGATE_BREAKER_WINDOW",
     default: "10s",
     unit: "ms",
-    doc: "Sliding window of the breaker's failure ratio.",
+    min: 100,
+    doc: "Sliding window of the breaker's failure ratio (at least 100ms).",
   }),
   breakerMinCalls: spec({
     kind: "int",

@@ -58,6 +58,7 @@ function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
     case "duration": {
       const ms = parseDuration(raw);
       if (ms === undefined) throw bad("expected a duration such as 250ms, 5s, 1m");
+      if (s.min !== undefined && ms < s.min) throw bad(`must be at least ${s.min} ms`);
       return ms;
     }
     case "enum":

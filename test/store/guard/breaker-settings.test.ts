@@ -73,6 +73,9 @@ describe("--breaker-failure-percent, --breaker-window, --breaker-min-calls", () 
     expect(() => loadSettings(["--breaker-failure-percent", "101"], {})).toThrow(
       /--breaker-failure-percent: must be at most 100 \(got "101"\)/,
     );
+    expect(() => loadSettings(["--breaker-window", "0s"], {})).toThrow(
+      /--breaker-window: must be at least 100 ms \(got "0s"\)/,
+    );
     expect(() => loadSettings([], { TOLLGATE_BREAKER_MIN_CALLS: "0" })).toThrow(
       /TOLLGATE_BREAKER_MIN_CALLS: must be at least 1/,
     );
