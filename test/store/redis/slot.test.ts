@@ -3,18 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keySlot, slotOfUtf8 } from "../../../src/store/redis/slot.js";
+import { Prng } from "../../fuzz/prng.js";
 import { type RedisServer, startRedis } from "../../helpers/redis.js";
-
-/** Deterministic PRNG (mulberry32) so a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ["a", "Z", "0", ":", "{", "}", "_", "é", "€", "😀", "-", "{}", "|", "="];
 
@@ -49,11 +39,11 @@ describe("keySlot", () => {
       "",
       "tl:v1:{edge|tenant=acme|route_class=read}:g0",
     ];
-    const rand = prng(42);
+    const rand = new Prng(42);
     for (let n = 0; n < 2000; n++) {
-      const length = Math.floor(rand() * 24);
+      const length = rand.int(0, 23);
       let key = "";
-      for (let i = 0; i < length; i++) key += ALPHABET[Math.floor(rand() * ALPHABET.length)];
+      for (let i = 0; i < length; i++) key += rand.pick(ALPHABET);
       keys.push(key);
     }
     const expected = await Promise.all(
