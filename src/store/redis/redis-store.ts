@@ -15,11 +15,12 @@ import type { Grant, LeaseBackend } from "../lease/backend.js";
 import type { Outcome, Store, StoreError, Take } from "../store.js";
 import { type Batch, TakeBatcher } from "./batch.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
+import { sendClusterBatches } from "./cluster-batches.js";
 import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
-import { decodeBatch, Scripts } from "./scripts.js";
+import { Scripts } from "./scripts.js";
 import { keySlot } from "./slot.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
 import { waitUntilReady } from "./wait-ready.js";
@@ -221,72 +222,18 @@ export class RedisStore implements Store, LeaseBackend {
   }
 
   /**
-   * The merged calls of one turn. A single node gets each as one command, written at once; in a
-   * cluster those of one node go in one pipeline (one write, one round trip), each command routed by
-   * its own keys.
+   * The merged calls of one turn. A single node gets each as one command, written at once; a cluster
+   * one pipeline per master (cluster-batches.ts).
    */
   #sendBatches(batches: readonly Batch[]): Promise<(Outcome[] | Error)[]>[] {
     if (!this.#cluster)
       return batches.map((b) => this.#send(-1, () => this.#scripts.takeBatch(b.algorithm, b.calls)));
-    const cluster = this.#client as Cluster;
-    // Grouped by the slot's whole node list (master and replicas), the key ioredis itself checks a
-    // pipeline against; a slot not in the map yet goes alone.
-    const byNode = new Map<string, number[]>();
-    batches.forEach((b, i) => {
-      const nodes = cluster.slots[b.slot];
-      const group = nodes && nodes.length > 0 ? nodes.join(",") : `slot:${b.slot}`;
-      const list = byNode.get(group);
-      if (list) list.push(i);
-      else byNode.set(group, [i]);
-    });
-    const out: Promise<(Outcome[] | Error)[]>[] = new Array(batches.length);
-    for (const indexes of byNode.values()) {
-      let results: Promise<[error: Error | null, result: unknown][] | null>;
-      try {
-        const pipeline = cluster.pipeline();
-        for (const i of indexes) {
-          const b = batches[i] as Batch;
-          this.#scripts.queueBatch(pipeline, b.algorithm, b.calls);
-        }
-        const first = batches[indexes[0] as number] as Batch;
-        results = this.#send(first.slot, () => pipeline.exec());
-      } catch (err) {
-        results = Promise.reject(err);
-      }
-      indexes.forEach((i, j) => {
-        const b = batches[i] as Batch;
-        out[i] = results.then(
-          (all) => {
-            const [err, reply] = all?.[j] ?? [new Error("pipeline lost a reply"), undefined];
-            if (err) return this.#resendApart(b, err);
-            return decodeBatch(reply, b.calls);
-          },
-          (err: unknown) => this.#resendApart(b, err),
-        );
-      });
-    }
-    return out;
-  }
-
-  /**
-   * A merged call its pipeline could not run: redirected (MOVED, ASK), refused mid-migration
-   * (TRYAGAIN), or a pipeline ioredis refused before sending (its node list changed under it). Redis
-   * ran nothing of it, so each of its calls is sent again on its own, routed afresh; any other
-   * failure is the batch's answer.
-   */
-  async #resendApart(b: Batch, err: unknown): Promise<(Outcome[] | Error)[]> {
-    const text = err instanceof Error ? err.message : String(err);
-    if (!/^(MOVED|ASK|TRYAGAIN) |should belong to the same slots allocation group/.test(text)) throw err;
-    (this.#client as Cluster).refreshSlotsCache();
-    const answers = await Promise.all(
-      b.calls.map((call) =>
-        this.#send(b.slot, () => this.#scripts.takeBatch(b.algorithm, [call])).then(
-          (one) => one[0] ?? new Error("merged reply lost its call"),
-          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-        ),
-      ),
+    return sendClusterBatches(
+      this.#client as Cluster,
+      this.#scripts,
+      (slot, run) => this.#send(slot, run),
+      batches,
     );
-    return answers;
   }
 
   /** Run one command to the node owning `slot`, counting its round trip. */
