@@ -107,7 +107,8 @@ export class Scripts {
 
   /**
    * Run several take calls of `algorithm` in one script call (lua/batch.lua), sent at once: one
-   * outcome list per call, in order. (A cluster queues them with `queueBatch` instead.)
+   * outcome list per call, in order. In a cluster it goes in a pipeline of its own (a resend, see
+   * cluster-batches.ts); a turn's merged calls are queued per master with `queueBatch`.
    */
   async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<(Outcome[] | Error)[]> {
     const args = encodeBatch(calls);
