@@ -1,5 +1,5 @@
-import { generateMulti } from "cluster-key-slot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keySlot } from "../../src/store/redis/slot.js";
 import { type RedisCluster, startCluster } from "../helpers/redis.js";
 import { type Service, startService } from "../helpers/service.js";
 import { guardStatus, pause, type Record, steadyLoad } from "./load.js";
@@ -13,7 +13,7 @@ function tenantsBy(
   port: number,
 ): { dead: string; live: string } {
   const owner = (t: string) => {
-    const slot = generateMulti([`tl:v1:{local|tenant=${t}}:g0`]);
+    const slot = keySlot(`tl:v1:{local|tenant=${t}}:g0`);
     return slots.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
   };
   const names = Array.from({ length: 50 }, (_, i) => `t${i}`);

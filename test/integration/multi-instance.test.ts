@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateMulti } from "cluster-key-slot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keySlot } from "../../src/store/redis/slot.js";
 import { type Answer, type RlsClient, rlsClient } from "../chaos/rls-client.js";
 import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../helpers/redis.js";
 import { type Service, startService } from "../helpers/service.js";
@@ -94,8 +94,8 @@ describe("three tollgate processes sharing a 3-master Redis Cluster", () => {
   });
 
   it("admit exactly the tighter bucket's capacity for requests whose descriptors live on different masters", async () => {
-    const tenantSlot = generateMulti(["tl:v1:{edge|tenant=acme}:g0"]);
-    const routeSlot = generateMulti(["tl:v1:{edge|route=checkout}:g0"]);
+    const tenantSlot = keySlot("tl:v1:{edge|tenant=acme}:g0");
+    const routeSlot = keySlot("tl:v1:{edge|route=checkout}:g0");
     const slots = (await cluster.nodes[0]?.client().call("CLUSTER", "SLOTS")) as [
       number,
       number,
