@@ -132,7 +132,7 @@ export const SETTINGS = {
     env: "TOLLGATE_MEMORY_MAX_BUCKETS",
     default: "1000000",
     min: 1,
-    doc: "Buckets the in-process store keeps (LRU eviction of idle ones past it).",
+    doc: "Buckets the in-process store keeps (approximate-LRU eviction of idle ones past it).",
   }),
   redisCommandTimeout: spec({
     kind: "duration",

@@ -199,6 +199,26 @@ describe("readRequest", () => {
     expect(() => readRequest(bytes)).toThrow(`${where} is not valid UTF-8`);
   });
 
+  it("decodes short ASCII strings exactly through its bounded intern table, collisions included", () => {
+    // 20,000 distinct values of equal length overflow the 4,096-slot table many times over.
+    const values = Array.from({ length: 20_000 }, (_, i) => `v${String(i).padStart(7, "0")}`);
+    const decodeAll = () =>
+      values.map(
+        (value) =>
+          readRequest(encode({ domain: "d", descriptors: [{ entries: [{ key: "tenant", value }] }] }))
+            .descriptors[0]?.entries[0],
+      );
+    for (const round of [decodeAll(), decodeAll()]) {
+      expect(round.map((e) => e?.value)).toEqual(values);
+      expect(round.every((e) => e?.key === "tenant")).toBe(true);
+    }
+    // Past the interned length and with non-ASCII bytes it decodes as before.
+    const long = "x".repeat(200);
+    const wide = "caf\u00e9";
+    const q = readRequest(encode({ domain: "d", descriptors: [{ entries: [{ key: long, value: wide }] }] }));
+    expect(q.descriptors[0]?.entries[0]).toEqual({ key: long, value: wide });
+  });
+
   it("merges a limit or hits_addend sent twice in one descriptor, as protobuf does", () => {
     const entry = new BinaryWriter().tag(1, WireType.LengthDelimited).string("k").finish();
     const d = new BinaryWriter()

@@ -1,12 +1,16 @@
 /**
- * The bounded bucket table of the in-process store: at most `maxBuckets` entries, least recently
- * used evicted first, each entry expiring at an absolute time on the injected clock.
+ * The bounded bucket table of the in-process store: at most `maxBuckets` entries, idle ones
+ * evicted first (least recently used, to within half the table), each entry expiring at an absolute time on the injected clock.
  *
- * A Map in recency order (a hit or write moves the key to the end; the first key is the least
- * recently used). Not lru-cache: it preallocates arrays of `maxBuckets` slots and refills all of them
- * whenever its last entry is deleted, so with the 1,000,000 default every request of a quiet service
- * whose buckets had expired paid ~3 ms per descriptor (bench/RESULTS.md, "Latency at low load").
- * Memory now follows the live buckets, not the bound.
+ * A Map in recency order, the least recently placed entry first, where a hit moves its entry to the
+ * end only when the entry sits in the older half of the order (more than maxBuckets / 2 placements
+ * ago; each slot remembers its placement number). A key used within the last maxBuckets / 2
+ * insertions is therefore never evicted, as with a strict LRU, but a busy key costs one Map lookup per
+ * hit instead of the delete and re-insert a strict LRU pays on every hit; writes update the entry in
+ * place. Eviction drops the first entry. Not lru-cache: it preallocates arrays of `maxBuckets` slots
+ * and refills all of them whenever its last entry is deleted, so with the 1,000,000 default every
+ * request of a quiet service whose buckets had expired paid ~3 ms per descriptor (bench/RESULTS.md,
+ * "Latency at low load"). Memory follows the live buckets, not the bound.
  *
  * Expiry is checked here, exactly (`nowMs >= expiresAtMs` is absent, as a Redis key whose PX ran
  * out). The sweep that frees expired entries runs from the request path at most once per
@@ -24,24 +28,36 @@ export interface BucketEntry {
 /** Options of {@link BucketTable}. */
 export interface BucketTableOptions {
   readonly clock: Clock;
-  /** Maximum number of live buckets; the least recently used is evicted beyond it. */
+  /** Maximum number of live buckets; the least recently used goes beyond it (see above). */
   readonly maxBuckets: number;
   /** Minimum clock time between two sweeps of expired entries, in ms. @default 10000 */
   readonly sweepIntervalMs?: number;
 }
 
+/** A table entry: BucketEntry plus its placement number; updated in place by writes. */
+interface Slot {
+  value: number;
+  expiresAtMs: number;
+  placed: number;
+}
+
 /** A bounded map of bucket key to state with exact expiry on an injected clock. */
 export class BucketTable {
-  readonly #map = new Map<string, BucketEntry>();
+  readonly #map = new Map<string, Slot>();
   readonly #max: number;
+  /** A hit moves its entry to the end once more than this many placements came after it. */
+  readonly #refreshAfter: number;
   readonly #sweepIntervalMs: number;
   #lastSweepMs: number;
+  /** Placements so far (inserts and moves to the end). */
+  #placements = 0;
 
   constructor(options: BucketTableOptions) {
     if (!Number.isInteger(options.maxBuckets) || options.maxBuckets < 1) {
       throw new RangeError(`maxBuckets must be a positive integer, got ${options.maxBuckets}`);
     }
     this.#max = options.maxBuckets;
+    this.#refreshAfter = Math.floor(options.maxBuckets / 2);
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
     this.#lastSweepMs = options.clock.now();
   }
@@ -51,25 +67,45 @@ export class BucketTable {
     return this.#map.size;
   }
 
-  /** The live entry of `key` at `nowMs`, or undefined when absent or expired (expired ones are dropped). */
+  /**
+   * The live entry of `key` at `nowMs`, or undefined when absent or expired (expired ones are
+   * dropped). The entry is valid until the next `set` of the same key, which updates it in place.
+   */
   get(key: string, nowMs: number): BucketEntry | undefined {
-    const entry = this.#map.get(key);
-    if (entry === undefined) return undefined;
-    this.#map.delete(key);
-    if (nowMs >= entry.expiresAtMs) return undefined;
-    this.#map.set(key, entry); // most recently used: to the end
-    return entry;
+    const slot = this.#map.get(key);
+    if (slot === undefined) return undefined;
+    if (nowMs >= slot.expiresAtMs) {
+      this.#map.delete(key);
+      return undefined;
+    }
+    this.#used(key, slot);
+    return slot;
   }
 
   /** Store `value` for `key` until `expiresAtMs` (absolute ms on the store's clock). */
   set(key: string, value: number, expiresAtMs: number): void {
     const map = this.#map;
-    map.delete(key);
-    map.set(key, { value, expiresAtMs });
-    if (map.size > this.#max) {
+    const slot = map.get(key);
+    if (slot !== undefined) {
+      slot.value = value;
+      slot.expiresAtMs = expiresAtMs;
+      this.#used(key, slot);
+      return;
+    }
+    // Evict before inserting, so the new entry is never the one evicted.
+    if (map.size >= this.#max) {
       const oldest = map.keys().next();
       if (!oldest.done) map.delete(oldest.value);
     }
+    map.set(key, { value, expiresAtMs, placed: this.#placements++ });
+  }
+
+  /** A hit: move the entry to the end when it has drifted into the older half of the order. */
+  #used(key: string, slot: Slot): void {
+    if (this.#placements - slot.placed <= this.#refreshAfter) return;
+    this.#map.delete(key);
+    slot.placed = this.#placements++;
+    this.#map.set(key, slot);
   }
 
   delete(key: string): void {

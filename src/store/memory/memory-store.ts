@@ -17,7 +17,7 @@ import { gcraRefund } from "./gcra.js";
 export interface MemoryStoreOptions {
   /** Time source; `Math.floor(clock.now() * 1000)` is "now" in µs. */
   readonly clock: Clock;
-  /** Maximum number of live buckets; idle ones are evicted least recently used first. @default 1000000 */
+  /** Maximum number of live buckets; idle ones are evicted first (approximately least recently used). @default 1000000 */
   readonly maxBuckets?: number;
   /** Minimum clock time between two sweeps of expired buckets, in ms. @default 10000 */
   readonly sweepIntervalMs?: number;

@@ -27,6 +27,38 @@ describe("MemoryStore", () => {
     expect(idle?.remaining).toBe(5);
   });
 
+  it("never evicts the key just written, and keeps a key in use through a flood", async () => {
+    const store = new MemoryStore({ clock: new FakeClock(), maxBuckets: 4 });
+    const busy = { key: "{t:scan}:busy", policy: perSecond, cost: 1 };
+    await store.take([busy]);
+    for (let i = 0; i < 50; i++) {
+      const key = `{t:scan}:${i}`;
+      await store.take([{ key, policy: perSecond, cost: 1 }]);
+      expect(store.size).toBeLessThanOrEqual(4);
+      // The key just charged is still there: a peek sees its charge.
+      const [peek] = await store.take([{ key, policy: perSecond, cost: 0 }]);
+      expect(peek?.remaining).toBe(4);
+      await store.take([{ ...busy, cost: 0 }]);
+    }
+    const [kept] = await store.take([{ ...busy, cost: 0 }]);
+    expect(kept?.remaining).toBe(4);
+    const [gone] = await store.take([{ key: "{t:scan}:0", policy: perSecond, cost: 0 }]);
+    expect(gone?.remaining).toBe(5);
+  });
+
+  it("evicts the least recently used key, not the oldest", async () => {
+    const store = new MemoryStore({ clock: new FakeClock(), maxBuckets: 3 });
+    const take = (key: string, cost: number) =>
+      store.take([{ key: `{t:clock}:${key}`, policy: perSecond, cost }]);
+    await take("old", 1);
+    await take("once", 1);
+    await take("third", 1);
+    await take("old", 0); // read: the oldest entry is in use
+    await take("new", 1); // full: "once" goes, not the older but since used "old"
+    expect((await take("old", 0))[0]?.remaining).toBe(4);
+    expect((await take("once", 0))[0]?.remaining).toBe(5);
+  });
+
   it("frees the memory of expired buckets once the sweep interval has passed", async () => {
     const clock = new FakeClock();
     const store = new MemoryStore({ clock, maxBuckets: 1_000, sweepIntervalMs: 5_000 });
