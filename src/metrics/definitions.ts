@@ -3,7 +3,8 @@
  * fixed here and label values are bounded (config paths, fixed enums, or capped by `SeriesCap`).
  * docs/operations.md, envoy/prometheus/alerts.yaml and envoy/grafana/tollgate.json use these names.
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { FastHistogram } from "./fast-histogram.js";
 
 /** Prefix of every metric name, Node process metrics included. */
 export const PREFIX = "tollgate_";
@@ -59,13 +60,13 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       labelNames: ["domain", "override", "result"] as const,
       registers,
     }),
-    decisionSeconds: new Histogram({
+    decisionSeconds: new FastHistogram({
       name: `${PREFIX}decision_duration_seconds`,
       help: "Wall time of one whole ShouldRateLimit / Check decision.",
       buckets: [...DECISION_BUCKETS],
       registers,
     }),
-    storeSeconds: new Histogram({
+    storeSeconds: new FastHistogram({
       name: `${PREFIX}store_duration_seconds`,
       help: "Wall time of one store operation (take, reset, lease, refund, ...).",
       labelNames: ["operation"] as const,
