@@ -118,6 +118,8 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     maxKeyValueBytes: settings.maxKeyValueBytes,
   };
   const decide = (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
+  // The HTTP routes take a promise; the gRPC method takes the answer itself when it is ready at once.
+  const decideLater = async (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
 
   const grpc: GrpcServer = createGrpcServer({
     methods: [
@@ -149,7 +151,7 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     routes: new Map([
       ...httpRoutes({
         health,
-        decide,
+        decide: decideLater,
         bounds,
         metrics: options.metricsText
           ? { text: options.metricsText, contentType: metrics.contentType }
@@ -158,7 +160,7 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
         storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
       }),
       ...quotaRoutes({
-        decide,
+        decide: decideLater,
         bucketKeys: (q) => engine.bucketKeys(q),
         reset: (keys) => built.store.reset(keys),
         resetToken: settings.resetToken,

@@ -52,6 +52,16 @@ interface Group {
   shard: number;
 }
 
+/** A request between its plan and its answer. */
+interface Pending {
+  readonly q: RateLimitQuery;
+  readonly plans: readonly Plan[];
+  readonly blockedOver: readonly boolean[];
+  readonly peekOnly: boolean;
+  readonly groups: Group[];
+  readonly takes: Take[];
+}
+
 /** Decides ShouldRateLimit queries against the current rules and a Store. */
 export class Engine {
   private readonly planner: Planner;
@@ -73,17 +83,41 @@ export class Engine {
   }
 
   /**
-   * Decide one request. Never answers UNKNOWN (Envoy reads it as OK). Rejects with the store's
+   * Decide one request. Never answers UNKNOWN (Envoy reads it as OK). Fails with the store's
    * StoreError when the store fails and no guard decorates it.
+   *
+   * Synchronous when the store answers synchronously (`Store.takeNow`: the in-process store, local
+   * lease tokens): no promise, no microtask hop, so the transport can answer in the same turn. Else a
+   * promise of the answer.
    */
-  async shouldRateLimit(q: RateLimitQuery): Promise<RateLimitAnswer> {
+  shouldRateLimit(q: RateLimitQuery): RateLimitAnswer | Promise<RateLimitAnswer> {
     const started = performance.now();
+    let answer: RateLimitAnswer | Promise<RateLimitAnswer>;
     try {
-      return await this.decide(q);
-    } finally {
-      // Failed decisions (store errors) are timed too: they are what a latency alert is for.
-      this.deps.metrics.decisionSeconds((performance.now() - started) / 1000);
+      answer = this.decide(q);
+    } catch (err) {
+      this.timed(started);
+      throw err;
     }
+    if (!(answer instanceof Promise)) {
+      this.timed(started);
+      return answer;
+    }
+    // Failed decisions (store errors) are timed too: they are what a latency alert is for.
+    return answer.then(
+      (a) => {
+        this.timed(started);
+        return a;
+      },
+      (err: unknown) => {
+        this.timed(started);
+        throw err;
+      },
+    );
+  }
+
+  private timed(started: number): void {
+    this.deps.metrics.decisionSeconds((performance.now() - started) / 1000);
   }
 
   /**
@@ -96,7 +130,7 @@ export class Engine {
     return this.planner.plan(domain, q.descriptors, q.hitsAddend).flatMap(planKeys);
   }
 
-  private async decide(q: RateLimitQuery): Promise<RateLimitAnswer> {
+  private decide(q: RateLimitQuery): RateLimitAnswer | Promise<RateLimitAnswer> {
     const { metrics } = this.deps;
     const domain = this.deps.rules().domains.get(q.domain);
     if (!domain) {
@@ -110,20 +144,42 @@ export class Engine {
     const peekOnly = this.denies(plans, blockedOver) && !this.globalShadow;
     const groups: Group[] = [];
     const takes = this.buildTakes(plans, groups, peekOnly);
-    let outcomes = takes.length > 0 ? await this.deps.store.take(takes) : [];
-    if (!peekOnly && this.shardRetryCanHelp(plans, groups, outcomes, blockedOver))
-      outcomes = await this.retryShards(groups, takes, outcomes);
+    const d: Pending = { q, plans, blockedOver, peekOnly, groups, takes };
+    if (takes.length === 0) return this.charged(d, []);
+    const now = this.deps.store.takeNow?.(takes);
+    if (now !== undefined) return this.charged(d, now);
+    return this.deps.store.take(takes).then((outcomes) => this.charged(d, outcomes));
+  }
 
-    const over = blockedOver.slice();
-    for (const g of groups) over[g.descriptor] = anyDenied(outcomes, g);
-    const denied = this.denies(plans, over);
+  /** The first store answer is in: a hot-key shard retry may still need the store. */
+  private charged(d: Pending, outcomes: Outcome[]): RateLimitAnswer | Promise<RateLimitAnswer> {
+    if (!d.peekOnly && this.shardRetryCanHelp(d.plans, d.groups, outcomes, d.blockedOver))
+      return this.retryShards(d.groups, d.takes, outcomes).then((o) => this.decided(d, o));
+    return this.decided(d, outcomes);
+  }
+
+  /** The overall code; buckets admitted past a refusal (shadow, quota) are charged now. */
+  private decided(d: Pending, outcomes: Outcome[]): RateLimitAnswer | Promise<RateLimitAnswer> {
+    const over = d.blockedOver.slice();
+    for (const g of d.groups) over[g.descriptor] = anyDenied(outcomes, g);
+    const denied = this.denies(d.plans, over);
     const overallCode = denied && !this.globalShadow ? "OVER_LIMIT" : "OK";
     if (overallCode === "OK" && outcomes.some((o) => !o.allowed)) {
       // Admitted although some bucket refused (shadow or quota mode, global shadow): the
       // all-or-nothing call charged nothing, so charge the buckets that can pass now.
-      outcomes = await this.chargeAdmitted(takes, outcomes);
+      return this.chargeAdmitted(d.takes, outcomes).then((o) => this.answer(d, overallCode, o));
     }
+    return this.answer(d, overallCode, outcomes);
+  }
 
+  /** Statuses, metrics and headers of a decided request. */
+  private answer(
+    d: Pending,
+    overallCode: "OK" | "OVER_LIMIT",
+    outcomes: readonly Outcome[],
+  ): RateLimitAnswer {
+    const { q, plans, groups } = d;
+    const { metrics } = this.deps;
     const statuses: DescriptorStatus[] = new Array(plans.length);
     const headerStatuses: HeaderStatus[] = [];
     // Groups are in descriptor order: walk them alongside the plans (no per-request map).

@@ -29,7 +29,7 @@ export const CHECK_PATH = "/envoy.service.auth.v3.Authorization/Check";
 
 /** The part of the engine Check needs (`Engine` in engine/decide.ts). */
 export interface RateLimitDecider {
-  shouldRateLimit(query: RateLimitQuery): Promise<RateLimitAnswer>;
+  shouldRateLimit(query: RateLimitQuery): RateLimitAnswer | Promise<RateLimitAnswer>;
 }
 
 /** Options of `createCheckMethod`. */

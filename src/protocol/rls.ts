@@ -9,8 +9,14 @@ import { toGrpcError } from "./store-errors.js";
 /** The gRPC path Envoy's rate limit filter calls. */
 export const RLS_PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
-/** Decides one query (the engine); may throw StoreError or GrpcError. */
-export type RlsHandler = (query: RateLimitQuery, ctx: CallContext) => Promise<RateLimitAnswer>;
+/**
+ * Decides one query (the engine): the answer, or a promise of it when the store must be asked; may
+ * throw (or reject with) StoreError or GrpcError.
+ */
+export type RlsHandler = (
+  query: RateLimitQuery,
+  ctx: CallContext,
+) => RateLimitAnswer | Promise<RateLimitAnswer>;
 
 /**
  * The ShouldRateLimit UnaryMethod: decodes and bounds-checks the request (INVALID_ARGUMENT naming the
@@ -25,6 +31,14 @@ export function rlsMethod(
     path: RLS_PATH,
     decode: (bytes) => decodeQuery(bytes, bounds),
     encode: encodeAnswer,
-    handle: (query, ctx) => handler(query, ctx).catch(toGrpcError),
+    handle: (query, ctx) => {
+      let answer: RateLimitAnswer | Promise<RateLimitAnswer>;
+      try {
+        answer = handler(query, ctx);
+      } catch (err) {
+        return toGrpcError(err);
+      }
+      return answer instanceof Promise ? answer.catch(toGrpcError) : answer;
+    },
   };
 }

@@ -55,6 +55,13 @@ export interface Store {
   /** Evaluate every Take atomically where the backend can (see Outcome). */
   take(takes: readonly Take[]): Promise<Outcome[]>;
   /**
+   * Optional: the outcomes of `take(takes)` now, synchronously, when the store can answer without
+   * I/O (the in-process store always; the lease store when local tokens cover every take). Undefined
+   * when it cannot, with nothing changed: then call `take`. Lets a decision finish in the turn its
+   * request arrived, with no promise in between.
+   */
+  takeNow?(takes: readonly Take[]): Outcome[] | undefined;
+  /**
    * Optional: give `cost` tokens back to each bucket (cross-slot compensation, lease returns). An
    * absent bucket is already full and stays absent; a fixed-window counter never goes below 0.
    */

@@ -7,7 +7,11 @@ import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { Take } from "../../src/store/store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
-export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}) {
+/**
+ * `answerNow: false` leaves out the store's `takeNow`, so every decision goes through the promise
+ * path (the Redis stores' path); by default decisions are synchronous, as on the in-process store.
+ */
+export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}, { answerNow = true } = {}) {
   const clock = new FakeClock();
   const store = new MemoryStore({ clock });
   const { ruleSet } = parseConfigText("test.yaml", yaml);
@@ -18,6 +22,14 @@ export function engineFor(yaml: string, opts: Partial<EngineOptions> = {}) {
       calls.push(t.slice());
       return store.take(t);
     },
+    ...(answerNow
+      ? {
+          takeNow: (t: readonly Take[]) => {
+            calls.push(t.slice());
+            return store.takeNow(t);
+          },
+        }
+      : {}),
     reset: (k: readonly string[]) => store.reset(k),
     ready: () => store.ready(),
     close: () => store.close(),

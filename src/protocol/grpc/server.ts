@@ -90,7 +90,7 @@ function onCallData(this: CallStream, chunk: Buffer): void {
   this[CALL]?.push(chunk);
 }
 function onCallEnd(this: CallStream): void {
-  void this[CALL]?.run();
+  this[CALL]?.run();
 }
 function onCallClose(this: CallStream): void {
   this[CALL]?.closed();

@@ -44,6 +44,11 @@ export class MemoryStore implements Store, LeaseBackend {
   }
 
   async take(takes: readonly Take[]): Promise<Outcome[]> {
+    return this.takeNow(takes);
+  }
+
+  /** Always answers: the in-process store never waits. */
+  takeNow(takes: readonly Take[]): Outcome[] {
     const nowUs = Math.floor(this.#clock.now() * 1000);
     const nowMs = Math.floor(nowUs / 1000);
     this.#buckets.sweep(nowMs);

@@ -10,7 +10,7 @@ import {
 import { GrpcError, Status } from "../../../src/protocol/grpc/status.js";
 import { grpcFrame, pieces, rawCall, rawSession } from "./raw-client.js";
 
-type Handler = (input: Uint8Array, ctx: CallContext) => Promise<Uint8Array>;
+type Handler = (input: Uint8Array, ctx: CallContext) => Uint8Array | Promise<Uint8Array>;
 
 /** Echo method: the handler sees the raw message bytes; `handler` is swapped per test. */
 let handler: Handler;
@@ -223,6 +223,20 @@ describe("grpc server", () => {
     const reply = await rawCall(session, { chunks: [hello] });
     expect(reply.grpcStatus).toBe(Status.INTERNAL);
     expect(errors).toHaveLength(1);
+  });
+
+  it("answers a handler's output returned as is, and a GrpcError it throws synchronously, alike", async () => {
+    handler = (input) => input;
+    const reply = await rawCall(session, { chunks: [hello] });
+    expect(reply.trailers?.["grpc-status"]).toBe("0");
+    expect(reply.body.equals(hello)).toBe(true);
+    handler = () => {
+      throw new GrpcError(Status.UNAVAILABLE, "no");
+    };
+    const refused = await rawCall(session, { chunks: [hello] });
+    expect([refused.grpcStatus, refused.headers["grpc-message"]]).toEqual([Status.UNAVAILABLE, "no"]);
+    expect(server.inFlight()).toBe(0);
+    expect(errors).toHaveLength(0);
   });
 
   it("answers a handler that throws synchronously as INTERNAL", async () => {

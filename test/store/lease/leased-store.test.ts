@@ -130,6 +130,26 @@ describe("leased store", () => {
     expect(store.leases.get("{t}:hot")?.tokens).toBe(before);
   });
 
+  it("answers now from local tokens exactly as take would, and leaves everything as it was when it cannot", async () => {
+    const twin = [setup(), setup()];
+    for (const { store } of twin) await store.take([take()]); // a lease of 10, 9 left
+    const [now, later] = twin;
+    if (!now || !later) throw new Error("setup");
+    expect(now.store.takeNow([take(), take(2)])).toEqual(await later.store.take([take(), take(2)]));
+    expect(now.store.leases.get("{t}:hot")?.tokens).toBe(6);
+    // More than the lease holds (across two takes of the key), a key without a lease, a peek:
+    // no answer, and not a token moved.
+    expect(now.store.takeNow([take(4), take(3)])).toBeUndefined();
+    expect(now.store.takeNow([take(), take(1, "{t}:cold")])).toBeUndefined();
+    expect(now.store.takeNow([take(0)])).toBeUndefined();
+    expect(now.store.leases.get("{t}:hot")?.tokens).toBe(6);
+    expect(now.store.leases.has("{t}:cold")).toBe(false);
+    // An expired lease is take's to return and renew.
+    now.clock.advance(1000);
+    expect(now.store.takeNow([take()])).toBeUndefined();
+    expect(now.grants()).toBe(1);
+  });
+
   it("refills a key once for a burst of concurrent requests (single-flight)", async () => {
     const { store, grants } = setup();
     const results = await Promise.all(Array.from({ length: 8 }, () => store.take([take()])));
