@@ -1,6 +1,7 @@
 /**
  * In-process cost of one decision, without HTTP/2: decode (request-wire), the engine on the memory
- * store, encode (response-wire), each timed over the bench traffic's 16 hot-scenario frames.
+ * store, encode (response-wire, into the framed buffer the server sends), each timed over the bench
+ * traffic's 16 hot-scenario frames.
  *   npm run build && node bench/inproc.mjs [hot|tenants] [iterations]
  * Prints µs per call for each stage and for the whole chain. A profile: add `node --cpu-prof`.
  */
@@ -8,7 +9,7 @@ import { FULL_SCHEMA } from "../dist/config/full-schema.js";
 import { loadConfig } from "../dist/config/load.js";
 import { Engine } from "../dist/engine/decide.js";
 import { TollgateMetrics } from "../dist/metrics/metrics.js";
-import { DEFAULT_BOUNDS, decodeQuery, encodeAnswer } from "../dist/protocol/codec.js";
+import { DEFAULT_BOUNDS, decodeQuery, encodeAnswerFramed as encodeAnswer } from "../dist/protocol/codec.js";
 import { MemoryStore } from "../dist/store/memory/memory-store.js";
 import { encodeFrames, scenarioPoints } from "./frames.mjs";
 

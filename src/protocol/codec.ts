@@ -12,6 +12,7 @@ import {
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { RateLimitUnit } from "../gen/envoy/type/v3/ratelimit_unit_pb.js";
+import { FRAME_HEADER_BYTES, writeFrameHeader } from "./grpc/framing.js";
 import { GrpcError, Status } from "./grpc/status.js";
 import { readRequest } from "./request-wire.js";
 import { RESPONSE_UNITS, responseCode, wholeSeconds, writeResponse } from "./response-wire.js";
@@ -149,6 +150,11 @@ export function decodeQuery(bytes: Uint8Array, bounds: QueryBounds): RateLimitQu
 /** Domain answer → RateLimitResponse wire bytes (the hot path; same bytes as `toResponse` + toBinary). */
 export function encodeAnswer(answer: RateLimitAnswer): Uint8Array {
   return writeResponse(answer);
+}
+
+/** Domain answer → the whole gRPC frame (header and message) in one buffer. */
+export function encodeAnswerFramed(answer: RateLimitAnswer): Buffer {
+  return writeFrameHeader(writeResponse(answer, FRAME_HEADER_BYTES));
 }
 
 /** proto3-JSON RateLimitRequest → query; throws GrpcError INVALID_ARGUMENT with a one-line reason. */

@@ -2,7 +2,7 @@
  * The `ShouldRateLimit` method for the gRPC transport: codec in, engine call, codec out.
  */
 import type { RateLimitAnswer, RateLimitQuery } from "../engine/types.js";
-import { DEFAULT_BOUNDS, decodeQuery, encodeAnswer, type QueryBounds } from "./codec.js";
+import { DEFAULT_BOUNDS, decodeQuery, encodeAnswer, encodeAnswerFramed, type QueryBounds } from "./codec.js";
 import type { CallContext, UnaryMethod } from "./grpc/server.js";
 import { toGrpcError } from "./store-errors.js";
 
@@ -31,6 +31,7 @@ export function rlsMethod(
     path: RLS_PATH,
     decode: (bytes) => decodeQuery(bytes, bounds),
     encode: encodeAnswer,
+    encodeFramed: encodeAnswerFramed,
     handle: (query, ctx) => {
       let answer: RateLimitAnswer | Promise<RateLimitAnswer>;
       try {

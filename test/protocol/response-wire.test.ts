@@ -2,7 +2,8 @@ import { toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import type { DescriptorStatus, Header, RateLimitAnswer, Unit } from "../../src/engine/types.js";
 import { RateLimitResponseSchema } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
-import { toResponse } from "../../src/protocol/codec.js";
+import { encodeAnswerFramed, toResponse } from "../../src/protocol/codec.js";
+import { frame } from "../../src/protocol/grpc/framing.js";
 import { writeResponse } from "../../src/protocol/response-wire.js";
 
 const reference = (a: RateLimitAnswer) => Buffer.from(toBinary(RateLimitResponseSchema, toResponse(a)));
@@ -93,6 +94,8 @@ describe("writeResponse", () => {
       }));
       const a = answer(statuses, headers);
       expect(ours(a).equals(reference(a))).toBe(true);
+      // The framed form is the gRPC frame of the same bytes, written in one buffer.
+      expect(encodeAnswerFramed(a).equals(frame(reference(a)))).toBe(true);
     }
   });
 });

@@ -28,6 +28,8 @@ export interface UnaryMethod<I = unknown, O = unknown> {
   /** Throw a GrpcError to pick the status; any other throw is INVALID_ARGUMENT. */
   decode(bytes: Uint8Array): I;
   encode(output: O): Uint8Array;
+  /** Optional: `output` as a whole uncompressed gRPC frame, header included (saves a copy). */
+  encodeFramed?(output: O): Buffer;
   /**
    * The output, or a promise of it; throw (or reject with) a GrpcError to answer its status, anything
    * else is INTERNAL. An output returned as is is answered in the same turn, without a microtask hop.
@@ -183,9 +185,10 @@ export class UnaryCall implements CallContext {
   /** Encode and send the handler's output with `grpc-status: 0`, unless the call already ended. */
   private respond(output: unknown): void {
     if (this.finished) return;
-    let body: Uint8Array;
+    let framed: Buffer;
     try {
-      body = this.method.encode(output);
+      const m = this.method;
+      framed = m.encodeFramed ? m.encodeFramed(output) : frame(m.encode(output));
     } catch (err) {
       this.handlerFailed(err);
       return;
@@ -196,7 +199,7 @@ export class UnaryCall implements CallContext {
     try {
       stream.respond(OK_HEADERS, OK_OPTIONS);
       stream.on("wantTrailers", sendOkTrailers);
-      stream.end(frame(body));
+      stream.end(framed);
     } catch (err) {
       // The session closed under us (nobody awaits run(): nothing may escape).
       this.host.onError(err, "respond");

@@ -6,6 +6,19 @@ import { GrpcError, Status } from "./status.js";
 
 const EMPTY = Buffer.alloc(0);
 
+/** Bytes of the gRPC frame header: compressed flag and big-endian length. */
+export const FRAME_HEADER_BYTES = 5;
+
+/**
+ * Write the header of an uncompressed frame into the first 5 bytes of `buf`, whose message takes the
+ * rest (an encoder that left the room: one allocation and no copy).
+ */
+export function writeFrameHeader(buf: Buffer): Buffer {
+  buf[0] = 0;
+  buf.writeUInt32BE(buf.length - FRAME_HEADER_BYTES, 1);
+  return buf;
+}
+
 /** Frame one uncompressed message. */
 export function frame(message: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(5 + message.length);
