@@ -311,7 +311,7 @@ function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: boolean):
   if (!l) throw new RangeError(`limit ${limit} is not planned`);
   // One literal shape for every take (object spread is slow on the hot path, see plan.ts).
   return {
-    key: plan.keyBase + (l.tails[shard] ?? ""),
+    key: plan.keys?.[limit]?.[shard] ?? plan.keyBase + (l.tails[shard] ?? ""),
     policy: l.policies[shard] ?? (l.policies[0] as Take["policy"]),
     cost: peek ? 0 : plan.cost,
     onStoreError: plan.onStoreError,

@@ -36,6 +36,11 @@ export interface LimitedPlan {
   readonly limits: readonly PlannedLimit[];
   /** Key prefix shared by every bucket of this descriptor: head and entries, tag still open. */
   readonly keyBase: string;
+  /**
+   * The whole keys, `keys[limit][shard]` = keyBase + tail, when cached for these entry values (see
+   * KeyCache); undefined when `limits` is not the rule's own list (an override, a `replaces`).
+   */
+  readonly keys: readonly (readonly string[])[] | undefined;
   /** Shards of every limit (1 = not sharded). */
   readonly shards: number;
   /** Index into `limits` of a requests_per_unit 0 limit (the descriptor is over without a store call), else -1. */
@@ -74,7 +79,78 @@ interface CompiledRule {
   readonly limits: readonly PlannedLimit[];
   /** {@link blockedIndex} of `limits`. */
   readonly blocked: number;
+  readonly keys: KeyCache;
 }
+
+/** The keys of one rule for one list of entries. */
+interface KeySet {
+  /** The domain's key head the keys start with (a rule from the tier fallback may serve several domains). */
+  readonly head: string;
+  readonly entries: readonly Entry[];
+  readonly keyBase: string;
+  readonly keys: readonly (readonly string[])[];
+}
+
+interface KeyNode {
+  next: Map<string, KeyNode> | undefined;
+  set: KeySet | undefined;
+}
+
+/**
+ * Bucket keys of one rule by entry values, so a value seen again reuses its key strings instead of
+ * escaping and concatenating them anew. Besides the building, a reused string keeps its hash: the
+ * in-process store's Map and the cluster slot grouping do not hash a fresh 60-byte key per bucket
+ * per request. Values are looked up level by level (the decoder interns short values, so each
+ * lookup is by a string whose hash is known); the entry keys are compared on a hit. Bounded: past
+ * `KEY_CACHE_MAX` sets the rule's cache starts again empty, so a flood of distinct values (one key
+ * per client IP) costs a bounded amount of memory and little time.
+ */
+class KeyCache {
+  #root = new Map<string, KeyNode>();
+  #size = 0;
+
+  get(head: string, entries: readonly Entry[]): KeySet | undefined {
+    let level: Map<string, KeyNode> | undefined = this.#root;
+    let node: KeyNode | undefined;
+    for (let i = 0; i < entries.length; i++) {
+      node = level?.get((entries[i] as Entry).value);
+      if (node === undefined) return undefined;
+      level = node.next;
+    }
+    const set = node?.set;
+    if (set === undefined || set.head !== head || set.entries.length !== entries.length) return undefined;
+    for (let i = 0; i < entries.length; i++)
+      if ((set.entries[i] as Entry).key !== (entries[i] as Entry).key) return undefined;
+    return set;
+  }
+
+  add(set: KeySet): void {
+    if (this.#size >= KEY_CACHE_MAX) {
+      this.#root = new Map();
+      this.#size = 0;
+    }
+    let level = this.#root;
+    let node: KeyNode | undefined;
+    for (let i = 0; i < set.entries.length; i++) {
+      const value = (set.entries[i] as Entry).value;
+      node = level.get(value);
+      if (node === undefined) {
+        node = { next: undefined, set: undefined };
+        level.set(value, node);
+      }
+      if (i < set.entries.length - 1) {
+        node.next ??= new Map();
+        level = node.next;
+      }
+    }
+    if (node === undefined) return;
+    if (node.set === undefined) this.#size++;
+    node.set = set;
+  }
+}
+
+/** Cached key sets per rule (see KeyCache). */
+const KEY_CACHE_MAX = 10_000;
 
 /** Index of the first requests_per_unit 0 limit, else -1. */
 function blockedIndex(limits: readonly PlannedLimit[]): number {
@@ -97,7 +173,7 @@ function compileRule(rule: Rule): CompiledRule {
     const reported = Object.freeze({ requestsPerUnit: l.requestsPerUnit, unit: l.unit, name: l.name });
     return Object.freeze({ reported, policies, tails });
   });
-  return { shards, limits, blocked: blockedIndex(limits) };
+  return { shards, limits, blocked: blockedIndex(limits), keys: new KeyCache() };
 }
 
 /** Plans queries for one engine; caches per rule and per domain (keyed by the immutable RuleSet objects). */
@@ -157,6 +233,7 @@ export class Planner {
         rule: matched,
         limits: [limit],
         keyBase: this.head(domain) + entriesPart(d.entries),
+        keys: undefined,
         shards: 1,
         blocked: rpu === 0 ? 0 : -1,
         cost,
@@ -172,11 +249,13 @@ export class Planner {
     const compiled = this.compiled(matched);
     const limits = replaced.size === 0 ? compiled.limits : withoutReplaced(compiled.limits, replaced);
     if (limits.length === 0) return { kind: "none", rule: matched };
+    const cached = this.keySet(domain, compiled, bucketEntries);
     return {
       kind: "limited",
       rule: matched,
       limits,
-      keyBase: this.head(domain) + entriesPart(bucketEntries),
+      keyBase: cached.keyBase,
+      keys: limits === compiled.limits ? cached.keys : undefined,
       shards: compiled.shards,
       blocked: compiled.limits === limits ? compiled.blocked : blockedIndex(limits),
       cost,
@@ -197,6 +276,18 @@ export class Planner {
     return c;
   }
 
+  /** The rule's keys for these entries, from its cache or built (and cached) now. */
+  private keySet(domain: DomainRules, compiled: CompiledRule, entries: readonly Entry[]): KeySet {
+    const head = this.head(domain);
+    const hit = compiled.keys.get(head, entries);
+    if (hit !== undefined) return hit;
+    const keyBase = head + entriesPart(entries);
+    const keys = compiled.limits.map((l) => l.tails.map((tail) => keyBase + tail));
+    const set: KeySet = { head, entries: entries.slice(), keyBase, keys };
+    if (entries.length > 0) compiled.keys.add(set);
+    return set;
+  }
+
   private head(domain: DomainRules): string {
     let h = this.heads.get(domain);
     if (h === undefined) {
@@ -211,6 +302,11 @@ export class Planner {
 export function planKeys(plan: Plan): string[] {
   if (plan.kind !== "limited") return [];
   const keys: string[] = [];
-  for (const limit of plan.limits) for (const tail of limit.tails) keys.push(plan.keyBase + tail);
+  plan.limits.forEach((limit, i) => {
+    const cached = plan.keys?.[i];
+    limit.tails.forEach((tail, shard) => {
+      keys.push(cached?.[shard] ?? plan.keyBase + tail);
+    });
+  });
   return keys;
 }

@@ -27,6 +27,7 @@ const plan = (extra: Partial<LimitedPlan> = {}): LimitedPlan => ({
   rule: undefined,
   limits: [limit("a"), limit("b"), limit("c")],
   keyBase: "tl:v1:{d|k=v",
+  keys: undefined,
   shards: 1,
   blocked: -1,
   cost: 1,
