@@ -74,19 +74,20 @@ interface DescriptorLike {
   readonly hitsAddend?: bigint | undefined;
 }
 
-function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds): QueryDescriptor {
+function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds, owned: boolean): QueryDescriptor {
   if (d.entries.length === 0) throw invalid(`descriptors[${i}] has no entries`);
   if (d.entries.length > bounds.maxEntries)
     throw invalid(
       `descriptors[${i}] has ${d.entries.length} entries, more than the limit of ${bounds.maxEntries}`,
     );
-  const entries: Entry[] = new Array(d.entries.length);
+  // Owned entries (request-wire's fresh plain objects) are kept; messages' are copied to plain Entries.
+  const entries: Entry[] = owned ? (d.entries as Entry[]) : new Array(d.entries.length);
   for (let j = 0; j < d.entries.length; j++) {
     const e = d.entries[j] as { key: string; value: string };
     if (e.key === "") throw invalid(`descriptors[${i}].entries[${j}].key is empty`);
     checkText(e.key, `descriptors[${i}].entries[${j}].key`, bounds);
     checkText(e.value, `descriptors[${i}].entries[${j}].value`, bounds);
-    entries[j] = { key: e.key, value: e.value };
+    if (!owned) entries[j] = { key: e.key, value: e.value };
   }
   let limit: QueryDescriptor["limit"];
   if (d.limit) {
@@ -108,13 +109,13 @@ function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds): QueryD
 }
 
 /** Validate a decoded request against the bounds and turn it into a domain query. */
-export function toQuery(req: RequestLike, bounds: QueryBounds): RateLimitQuery {
+export function toQuery(req: RequestLike, bounds: QueryBounds, owned = false): RateLimitQuery {
   if (req.domain === "") throw invalid("domain is empty");
   checkText(req.domain, "domain", bounds);
   if (req.descriptors.length === 0) throw invalid("no descriptors");
   if (req.descriptors.length > bounds.maxDescriptors)
     throw invalid(`${req.descriptors.length} descriptors, more than the limit of ${bounds.maxDescriptors}`);
-  const descriptors = req.descriptors.map((d, i) => toDescriptor(d, i, bounds));
+  const descriptors = req.descriptors.map((d, i) => toDescriptor(d, i, bounds, owned));
   // Request-level hits_addend 0 means 1: the engine applies that, we pass it through.
   return { domain: req.domain, descriptors, hitsAddend: req.hitsAddend };
 }
@@ -144,7 +145,8 @@ export function toResponse(answer: RateLimitAnswer): RateLimitResponse {
 
 /** Decode binary RateLimitRequest bytes into a query (INVALID_ARGUMENT on bad bytes or input). */
 export function decodeQuery(bytes: Uint8Array, bounds: QueryBounds): RateLimitQuery {
-  return toQuery(readRequest(bytes), bounds);
+  // readRequest's objects are this call's own: their entry lists are reused as they are.
+  return toQuery(readRequest(bytes), bounds, true);
 }
 
 /** Domain answer → RateLimitResponse wire bytes (the hot path; same bytes as `toResponse` + toBinary). */

@@ -72,7 +72,13 @@ export class LeasedStore implements Store {
     return this.#leases;
   }
 
-  async take(takes: readonly Take[]): Promise<Outcome[]> {
+  take(takes: readonly Take[]): Promise<Outcome[]> {
+    // No leased take at all (the common case without `lease` rules): straight to the inner store.
+    if (!this.#o.defaultLease && takes.every((t) => t.lease === undefined)) return this.#o.inner.take(takes);
+    return this.#take(takes);
+  }
+
+  async #take(takes: readonly Take[]): Promise<Outcome[]> {
     const out: (Outcome | undefined)[] = new Array(takes.length);
     const reserved: { lease: Lease; cost: number }[] = [];
     const direct: number[] = [];
