@@ -1,4 +1,5 @@
 /** Types of bench/options.mjs. */
+export const DEFAULT_MODES: readonly string[];
 export const ALL_MODES: readonly string[];
 export const ALL_SCENARIOS: readonly string[];
 export interface BenchOptions {

@@ -1,6 +1,7 @@
 /**
  * Command-line flags of `npm run bench` (`node bench/run.mjs [flags]`):
- *   --modes raw,grpcjs,memory,redis,cluster,lease   targets to run (default: all)
+ *   --modes raw,grpcjs,memory,redis,cluster,lease   targets to run (default: these six; `transport`,
+ *                     tollgate's gRPC transport answering a fixed response, runs when named)
  *   --scenarios hot,tenants                         traffic (default: both; lease runs hot only)
  *   --duration S      seconds of each measured run (peak, then 50% of peak)   default 10
  *   --warmup S        unmeasured seconds before the peak run (JIT, connections) default 2
@@ -10,13 +11,15 @@
  *   --half-streams N  streams per connection of the 50%-of-peak run            default 8
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
  *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
- *   --cpu-prof DIR    run tollgate under `node --cpu-prof`, profiles in DIR
+ *   --cpu-prof DIR    run tollgate and the baselines under `node --cpu-prof`, profiles in DIR (<mode>.cpuprofile)
  *   --json FILE       also write the results as JSON
  *   --smoke           a few seconds in total: 0.5 s warm-up and runs, 4 connections, 1 round
  */
 import { parseArgs } from "node:util";
 
-export const ALL_MODES = Object.freeze(["raw", "grpcjs", "memory", "redis", "cluster", "lease"]);
+/** What `--modes` runs when not given. */
+export const DEFAULT_MODES = Object.freeze(["raw", "grpcjs", "memory", "redis", "cluster", "lease"]);
+export const ALL_MODES = Object.freeze([...DEFAULT_MODES, "transport"]);
 export const ALL_SCENARIOS = Object.freeze(["hot", "tenants"]);
 
 function list(value, allowed, flag) {
@@ -39,7 +42,7 @@ export function parseOptions(argv) {
   const { values } = parseArgs({
     args: argv,
     options: {
-      modes: { type: "string", default: ALL_MODES.join(",") },
+      modes: { type: "string", default: DEFAULT_MODES.join(",") },
       scenarios: { type: "string", default: ALL_SCENARIOS.join(",") },
       duration: { type: "string" },
       warmup: { type: "string" },

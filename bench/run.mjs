@@ -87,14 +87,18 @@ async function measure(opts, target, scenario, redisPids) {
  */
 const REDIS_ARGS = ["--store-deadline", "1s", "--redis-command-timeout", "2s"];
 
-const BASELINES = { raw: "./baselines/raw-http2.mjs", grpcjs: "./baselines/grpc-js-noop.mjs" };
+const BASELINES = {
+  raw: "./baselines/raw-http2.mjs",
+  grpcjs: "./baselines/grpc-js-noop.mjs",
+  transport: "./baselines/transport-noop.mjs",
+};
 
 /** Start one mode's target (and its Redis, kept in `redis` for reuse). */
 async function startMode(opts, mode, redis) {
-  if (BASELINES[mode]) return { target: await startBaseline(mode, BASELINES[mode]), redisPids: [] };
   const nodeArgs = opts.cpuProf
     ? ["--cpu-prof", "--cpu-prof-dir", opts.cpuProf, "--cpu-prof-name", `${mode}.cpuprofile`]
     : [];
+  if (BASELINES[mode]) return { target: await startBaseline(mode, BASELINES[mode], nodeArgs), redisPids: [] };
   if (mode === "memory") {
     return {
       target: await startTollgate({ name: mode, store: "memory", config: configDir(false), nodeArgs }),

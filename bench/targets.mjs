@@ -31,9 +31,9 @@ function tail(child) {
   return () => text;
 }
 
-/** Start a baseline script that prints `LISTENING <port>`. */
-export async function startBaseline(name, script) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL(script, import.meta.url))], {
+/** Start a baseline script that prints `LISTENING <port>`; `nodeArgs` go to node (e.g. `--cpu-prof`). */
+export async function startBaseline(name, script, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, fileURLToPath(new URL(script, import.meta.url))], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -34,6 +34,7 @@ describe("bench options", () => {
   it("runs every mode and both scenarios for 10 s by default", () => {
     const o = parseOptions([]);
     expect(o.modes).toEqual(["raw", "grpcjs", "memory", "redis", "cluster", "lease"]);
+    expect(parseOptions(["--modes", "raw,transport"]).modes).toEqual(["raw", "transport"]);
     expect(o.scenarios).toEqual(["hot", "tenants"]);
     expect([o.duration, o.connections, o.streams]).toEqual([10, 16, 32]);
   });

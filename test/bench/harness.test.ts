@@ -4,7 +4,7 @@
  * assertion: only that each mode produced a row with requests and no errors.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -55,4 +55,22 @@ describe.skipIf(!available)("bench harness smoke run", () => {
       rows.map((r) => r.mode),
     );
   }, 90_000);
+
+  it("runs the opt-in transport baseline, and profiles baselines under --cpu-prof", async () => {
+    const json = join(dir, "transport.json");
+    const prof = join(dir, "prof");
+    await run(
+      process.execPath,
+      ["bench/run.mjs", "--smoke", "--modes", "raw,transport", "--json", json, "--cpu-prof", prof],
+      { cwd: root, timeout: 60_000 },
+    );
+    const rows = (JSON.parse(readFileSync(json, "utf8")) as { rows: Row[] }).rows;
+    expect(rows.map((r) => `${r.mode}/${r.scenario}`)).toEqual(["raw/fixed", "transport/fixed"]);
+    for (const row of rows) {
+      expect(row.requests, row.mode).toBeGreaterThan(0);
+      expect(row.failed, row.mode).toBe(0);
+    }
+    expect(existsSync(join(prof, "raw.cpuprofile"))).toBe(true);
+    expect(existsSync(join(prof, "transport.cpuprofile"))).toBe(true);
+  }, 60_000);
 });
