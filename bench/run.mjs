@@ -123,7 +123,10 @@ async function main() {
   if (!(await haveH2load())) throw new Error("h2load not found: apt-get install -y nghttp2-client");
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const modes = ["raw", ...opts.modes.filter((m) => m !== "raw")];
+  // The ceiling is measured first and again last: this shared machine's speed drifts within a run,
+  // and the higher of the two is the one every ratio is taken against (never the flattering one).
+  const others = opts.modes.filter((m) => m !== "raw");
+  const modes = others.length > 0 ? ["raw", ...others, "raw"] : ["raw"];
   const redis = {};
   const rows = [];
   try {
@@ -142,7 +145,8 @@ async function main() {
   } finally {
     await Promise.all(Object.values(redis).map((r) => r.stop()));
   }
-  const ceiling = rows.find((r) => r.mode === "raw")?.throughput ?? Number.NaN;
+  const raws = rows.filter((r) => r.mode === "raw");
+  const ceiling = raws.length > 0 ? Math.max(...raws.map((r) => r.throughput)) : Number.NaN;
   for (const row of rows) row.ratio = row.throughput / ceiling;
   const shown = opts.modes.includes("raw") ? rows : rows.filter((r) => r.mode !== "raw");
   process.stdout.write(`${renderTable(shown)}\n\n${renderNotes(opts)}\n`);

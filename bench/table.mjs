@@ -11,7 +11,7 @@ export const REFERENCE_PER_CORE = 2500;
 const fixed = (n, digits) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
 
 function ratioCell(row) {
-  if (row.mode === "raw") return "1.00";
+  if (row.mode === "raw") return fixed(row.ratio, 2);
   const target = RATIO_TARGETS[row.mode];
   return target === undefined ? fixed(row.ratio, 2) : `${fixed(row.ratio, 2)} (≥${target.toFixed(2)})`;
 }
@@ -55,7 +55,8 @@ export function renderNotes(opts) {
     `h2load: ${opts.connections} connections × ${opts.streams} streams, one h2load process per connection pinned to one CPU;`,
     `${opts.duration}s per measured run (peak, then --rps at 50% of that mode's peak for p99 @50%, from`,
     `${opts.halfConnections} h2load process(es) × ${opts.halfStreams} streams; req/s @50% is the rate it reached).`,
-    "× ceiling = req/s ÷ raw node:http2 req/s from this run. CPU µs/req = tollgate (or baseline) process",
+    "× ceiling = req/s ÷ raw node:http2 req/s from this run: raw runs first and last, the ceiling is the",
+    "higher of the two (a raw run that caught a slow moment must not flatter the others). CPU µs/req = tollgate (or baseline) process",
     "utime+stime delta ÷ requests; decisions/s/core = 1e6 ÷ that (one decision = one ShouldRateLimit call",
     `with 3 descriptors; target ≥ ${4 * REFERENCE_PER_CORE}, 4 × envoyproxy/ratelimit's ~${REFERENCE_PER_CORE}/core, other hardware).`,
     "Redis RT/req = Δ tollgate_store_round_trips_total ÷ requests; Redis CPU = all redis-server pids.",
