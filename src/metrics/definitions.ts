@@ -23,7 +23,7 @@ export const STORE_BUCKETS: readonly number[] = [
 
 /** Hooks of {@link defineMetrics}. */
 export interface DefineOptions {
-  /** Called before the decision and hit counters are read (a scrape), to flush buffered counts. */
+  /** Called before the decision, hit and lease counters are read (a scrape), to flush buffered counts. */
   readonly beforeCollect?: () => void;
   /** Read at scrape time for `tollgate_in_flight_requests` (kept as a plain number on the hot path). */
   readonly inFlight?: () => number;
@@ -121,6 +121,7 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       help: "Takes answered from a local lease (outcome=hit) or that had to go to the store (outcome=miss).",
       labelNames: ["outcome"] as const,
       registers,
+      collect,
     }),
     instances: new Gauge({
       name: `${PREFIX}instances`,

@@ -71,6 +71,8 @@ export class TollgateMetrics implements EngineMetrics {
   private readonly rules = new Map<string, Map<string, RuleSeries>>();
   private readonly maxSeries: number;
   private ruleCount = 0;
+  private leaseHits = 0;
+  private leaseMisses = 0;
   private readonly storeTimers = new Map<string, ReturnType<MetricSet["storeSeconds"]["labels"]>>();
   /** Calls in flight; the gauge reads it at scrape time (no prom-client call per request). */
   private inFlightCount = 0;
@@ -171,14 +173,14 @@ export class TollgateMetrics implements EngineMetrics {
     this.m.leaseReturnedTokens.inc(tokens);
   }
 
-  /** A take was answered from a local lease without a store round trip. */
+  /** A take was answered from a local lease without a store round trip (counted, flushed at scrape). */
   leaseLocalHit(): void {
-    this.m.leaseLocal.inc({ outcome: "hit" });
+    this.leaseHits++;
   }
 
   /** A take found no usable local lease and went to the store. */
   leaseLocalMiss(): void {
-    this.m.leaseLocal.inc({ outcome: "miss" });
+    this.leaseMisses++;
   }
 
   /** Live instance count, as seen through the heartbeat (or pinned by a setting). */
@@ -213,8 +215,12 @@ export class TollgateMetrics implements EngineMetrics {
     return this.registry.metrics();
   }
 
-  /** Moves pending decision and hit counts into the prom-client counters (runs on every scrape). */
+  /** Moves pending decision, hit and lease counts into the prom-client counters (runs on every scrape). */
   private flush(): void {
+    if (this.leaseHits > 0) this.m.leaseLocal.inc({ outcome: "hit" }, this.leaseHits);
+    if (this.leaseMisses > 0) this.m.leaseLocal.inc({ outcome: "miss" }, this.leaseMisses);
+    this.leaseHits = 0;
+    this.leaseMisses = 0;
     for (const series of this.queued) {
       const { pending, domain, rule } = series;
       for (let i = 0; i < N; i++) {

@@ -63,14 +63,25 @@ export class Lease {
     return nowMs < this.windowEndMs - Math.max(RETURN_MARGIN_MS, this.policy.periodMs / 10);
   }
 
-  /** Tokens to ask for when `need` more are needed now. */
+  /** Tokens to ask for when `need` more are needed now: enough to hold a whole lease again, no more. */
   want(need: number): number {
-    return Math.max(need, this.size);
+    return Math.max(need, this.size - this.tokens);
+  }
+
+  /**
+   * Whether to top the lease up ahead of need: it holds less than a quarter of its size (and is big
+   * enough for a quarter to be a token). The grant then arrives while the last tokens are spent, so a
+   * hot key's requests do not wait on it; the lease still never holds more than its size.
+   */
+  low(): boolean {
+    return this.tokens < Math.floor(this.size / 4);
   }
 
   /** Record a grant made at `nowMs`. */
   granted(nowMs: number, granted: number, remaining: number, resetAfterMs: number): void {
-    const fast = this.tokens === 0 && nowMs - this.grantedAtMs < this.options.ttlMs / 2;
+    // Used up (to below a quarter: a prefetch asks then) in less than half its ttl: grow.
+    const fast =
+      this.tokens <= Math.floor(this.size / 4) && nowMs - this.grantedAtMs < this.options.ttlMs / 2;
     if (nowMs >= this.windowEndMs) this.tokens = 0; // counted in a window that has ended
     const wanted = this.size;
     if (remaining === 0 && granted < wanted) {

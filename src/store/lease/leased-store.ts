@@ -99,6 +99,7 @@ export class LeasedStore implements Store {
         lease.tokens -= t.cost;
         reserved.push({ lease, cost: t.cost });
         this.#metrics.leaseLocalHit();
+        this.#prefetch(lease, now);
         out[index] = {
           allowed: true,
           remaining: lease.remaining(),
@@ -208,8 +209,17 @@ export class LeasedStore implements Store {
       }
       return undefined;
     }
-    for (let j = 0; j < takes.length; j++) this.#metrics.leaseLocalHit();
+    for (let j = 0; j < takes.length; j++) {
+      this.#metrics.leaseLocalHit();
+      this.#prefetch(this.#leases.get((takes[j] as Take).key) as Lease, now);
+    }
     return out;
+  }
+
+  /** Start topping up a lease that runs low, in the background (see Lease.low). */
+  #prefetch(lease: Lease, now: number): void {
+    if (lease.refill !== undefined || !lease.low() || now < lease.emptyUntilMs) return;
+    void this.#refill(lease, 0);
   }
 
   refund(takes: readonly Take[]): Promise<void> {
