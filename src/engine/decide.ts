@@ -6,14 +6,14 @@
 import type { Outcome, Store, Take } from "../store/store.js";
 import { type HeaderFormat, type HeaderStatus, rateLimitHeaders } from "./headers.js";
 import type { EngineMetrics } from "./metrics-port.js";
-import { type FallbackMatch, type LimitedPlan, type Plan, Planner, planKeys } from "./plan.js";
+import { type FallbackMatch, type Plan, Planner, planKeys } from "./plan.js";
+import { anyDenied, detailOf, type Group, NO_OUTCOMES, type Pending, takeOf } from "./request-takes.js";
 import { otherShard } from "./shards.js";
 import { describe, noLimitStatus } from "./status.js";
 import type {
   Algorithm,
   Clock,
   DescriptorStatus,
-  Entry,
   RateLimitAnswer,
   RateLimitQuery,
   RuleSet,
@@ -41,25 +41,6 @@ export interface EngineOptions {
   readonly random?: () => number;
   /** Tried when the descriptor tree matches nothing: the tier lookup (engine/tiers.ts). */
   readonly fallback?: FallbackMatch;
-}
-
-/** The buckets of one limited descriptor inside the request's take list. */
-interface Group {
-  readonly descriptor: number;
-  readonly plan: LimitedPlan;
-  /** Index of the descriptor's first take; its limits follow in order. */
-  readonly start: number;
-  shard: number;
-}
-
-/** A request between its plan and its answer. */
-interface Pending {
-  readonly q: RateLimitQuery;
-  readonly plans: readonly Plan[];
-  readonly blockedOver: readonly boolean[];
-  readonly peekOnly: boolean;
-  readonly groups: Group[];
-  readonly takes: Take[];
 }
 
 /** Decides ShouldRateLimit queries against the current rules and a Store. */
@@ -296,30 +277,4 @@ export class Engine {
     });
     return merged;
   }
-}
-
-const NO_OUTCOMES: readonly Outcome[] = Object.freeze([]);
-
-function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
-  for (let li = 0; li < g.plan.limits.length; li++)
-    if (outcomes[g.start + li]?.allowed === false) return true;
-  return false;
-}
-
-function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: boolean): Take {
-  const l = plan.limits[limit];
-  if (!l) throw new RangeError(`limit ${limit} is not planned`);
-  // One literal shape for every take (object spread is slow on the hot path, see plan.ts).
-  return {
-    key: plan.keys?.[limit]?.[shard] ?? plan.keyBase + (l.tails[shard] ?? ""),
-    policy: l.policies[shard] ?? (l.policies[0] as Take["policy"]),
-    cost: peek ? 0 : plan.cost,
-    onStoreError: plan.onStoreError,
-    lease: plan.lease,
-  };
-}
-
-/** The `detailed_metric` value of a descriptor: its runtime `key_value` pairs (metrics/ caps them). */
-function detailOf(entries: readonly Entry[]): string {
-  return entries.map((e) => `${e.key}_${e.value}`).join(".");
 }

@@ -9,16 +9,16 @@
  *   goes back when the lease expires (`lease.ttl`; an idle key's lease expires too) and on close().
  * - A take needing more than the lease holds asks the shared store for the rest in the same call.
  * - All-or-nothing per call: local tokens are reserved and released if any bucket of the call denies.
- * - Refills are single-flight per key per instance.
+ * - Refills are single-flight per key per instance, and start ahead of need (below a quarter lease).
  * - When the shared store fails, tokens already leased keep serving; then takes go to `inner` (the
  *   guard), whose failure policy decides.
- * - Remaining/reset on a leased bucket are estimates: the shared count seen at the last grant plus
- *   this instance's unspent tokens (other instances' spending since then is not seen).
+ * - Remaining/reset on a leased bucket are estimates (the shared count at the last grant plus ours).
  */
 import type { Clock, LeaseOptions } from "../../engine/types.js";
 import type { Outcome, Store, Take } from "../store.js";
 import type { LeaseBackend } from "./backend.js";
 import { Lease } from "./lease.js";
+import { refillLease } from "./refill.js";
 
 export interface LeaseMetrics {
   leaseGranted(tokens: number): void;
@@ -118,7 +118,7 @@ export class LeasedStore implements Store {
         };
         return;
       }
-      refills.push(this.#refill(lease, t.cost - lease.tokens));
+      refills.push(refillLease(lease, t.cost - lease.tokens, this.#o, this.#metrics));
       waiting.push({ index, lease, cost: t.cost });
     });
 
@@ -129,8 +129,9 @@ export class LeasedStore implements Store {
       const short = waiting.filter(
         (w) => w.lease.tokens < w.cost && !w.lease.failed && this.#o.clock.now() >= w.lease.emptyUntilMs,
       );
+      const more = (w: (typeof short)[number]) => w.cost - w.lease.tokens;
       if (short.length > 0)
-        await Promise.all(short.map((w) => this.#refill(w.lease, w.cost - w.lease.tokens)));
+        await Promise.all(short.map((w) => refillLease(w.lease, more(w), this.#o, this.#metrics)));
       for (const w of waiting) {
         const t = takes[w.index] as Take;
         if (w.lease.tokens >= w.cost) {
@@ -216,12 +217,6 @@ export class LeasedStore implements Store {
     return out;
   }
 
-  /** Start topping up a lease that runs low, in the background (see Lease.low). */
-  #prefetch(lease: Lease, now: number): void {
-    if (lease.refill !== undefined || !lease.low() || now < lease.emptyUntilMs) return;
-    void this.#refill(lease, 0);
-  }
-
   refund(takes: readonly Take[]): Promise<void> {
     return this.#o.inner.refund ? this.#o.inner.refund(takes) : Promise.resolve();
   }
@@ -271,42 +266,10 @@ export class LeasedStore implements Store {
     return lease;
   }
 
-  /** Top the lease up by at least `need` tokens; one refill per key at a time. */
-  #refill(lease: Lease, need: number): Promise<void> {
-    if (lease.refill) return lease.refill;
-    lease.failed = false;
-    if (this.#o.available && !this.#o.available()) {
-      lease.failed = true;
-      return Promise.resolve();
-    }
-    const deadline = this.#o.grantDeadlineMs ?? 10;
-    // A grant that answers after the deadline still lands in the lease (its tokens are taken either
-    // way); the requests waiting for it have moved on to the inner store by then.
-    // Times are taken when the grant is sent: a fixed window's end is then never later than Redis' one.
-    const sentAt = this.#o.clock.now();
-    const grant = this.#o.backend
-      .grant({ key: lease.key, policy: lease.policy, cost: lease.want(need) })
-      .then(
-        (g) => {
-          lease.granted(sentAt, g.granted, g.remaining, g.resetAfterMs);
-          if (g.granted > 0) this.#metrics.leaseGranted(g.granted);
-        },
-        () => {
-          lease.failed = true;
-        },
-      );
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        lease.failed = true;
-        resolve();
-      }, deadline);
-    });
-    lease.refill = Promise.race([grant, timeout]).finally(() => {
-      clearTimeout(timer);
-      lease.refill = undefined;
-    });
-    return lease.refill;
+  /** Start topping up a lease that runs low, in the background (see Lease.low). */
+  #prefetch(lease: Lease, now: number): void {
+    if (lease.refill === undefined && lease.low() && now >= lease.emptyUntilMs)
+      void refillLease(lease, 0, this.#o, this.#metrics);
   }
 
   #release(reserved: readonly { lease: Lease; cost: number }[]): void {

@@ -1,6 +1,6 @@
 import { Command } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { encodeEvalsha } from "../../../src/store/redis/scripts.js";
+import { encodeEvalsha } from "../../../src/store/redis/resp.js";
 
 const SHA = "0123456789abcdef0123456789abcdef01234567";
 
