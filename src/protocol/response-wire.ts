@@ -21,6 +21,7 @@ import {
   RateLimitResponse_Code,
   RateLimitResponse_RateLimit_Unit,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
+import { utf8Length } from "../utf8.js";
 
 /** Domain Unit → RateLimitResponse.RateLimit.Unit (which has WEEK = 7). */
 export const RESPONSE_UNITS: Readonly<Record<Unit, RateLimitResponse_RateLimit_Unit>> = Object.freeze({
@@ -69,12 +70,6 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
 /** A length-delimited field's total size (tag byte + length varint + body) for a field below 16. */
 const lenField = (body: number) => 1 + varintSize(body) + body;
 const strField = (bytes: number) => (bytes === 0 ? 0 : lenField(bytes));
-
-/** UTF-8 length of `text`; short ASCII text (every header and limit name in practice) is not measured natively. */
-function utf8Length(text: string): number {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text);
-  return text.length;
-}
 
 /**
  * The encoded `current_limit` body of a reported limit. Reported limits are frozen per configured

@@ -3,6 +3,7 @@
  * call's EVALSHA (scripts.ts). Byte-identical to what ioredis writes for the same arguments.
  */
 import { Command } from "ioredis";
+import { utf8Length } from "../../utf8.js";
 
 /**
  * An EVALSHA whose RESP bytes are written here, in one buffer: a merged call carries ~15 arguments per
@@ -21,12 +22,6 @@ export class EncodedCommand extends Command {
   override toWritable(): Buffer {
     return this.#bytes;
   }
-}
-
-/** Byte length of `text` in UTF-8; ASCII (every key in practice) is not measured natively. */
-function utf8Bytes(text: string): number {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text);
-  return text.length;
 }
 
 function writeAscii(buf: Buffer, pos: number, text: string): number {
@@ -81,7 +76,7 @@ export function encodeEvalsha(sha: string, args: readonly (string | number)[]): 
     else {
       const text = typeof a === "string" ? a : String(a);
       texts[i] = text;
-      n = utf8Bytes(text);
+      n = utf8Length(text);
     }
     sizes[i] = n;
     total += 1 + digits(n) + 2 + n + 2;
