@@ -21,6 +21,7 @@ const COLUMNS = [
   ["scenario", (r) => r.scenario],
   ["req/s", (r) => fixed(r.throughput, 0)],
   ["× ceiling", ratioCell],
+  ["ceiling req/s", (r) => fixed(r.ceiling, 0)],
   ["p50 ms", (r) => fixed(r.p50Ms, 2)],
   ["p99 ms", (r) => fixed(r.p99Ms, 2)],
   ["p99 ms @50%", (r) => fixed(r.p99HalfMs, 2)],
@@ -49,14 +50,16 @@ export function renderTable(rows) {
   );
 }
 
-/** The lines under the table: how to read it. */
-export function renderNotes(opts) {
+/** The lines under the table: how to read it (`ceilings`: every raw peak run, in order). */
+export function renderNotes(opts, ceilings = []) {
   return [
     `h2load: ${opts.connections} connections × ${opts.streams} streams, one h2load process per connection pinned to one CPU;`,
     `${opts.duration}s per measured run (peak, then --rps at 50% of that mode's peak for p99 @50%, from`,
     `${opts.halfConnections} h2load process(es) × ${opts.halfStreams} streams; req/s @50% is the rate it reached).`,
-    "× ceiling = req/s ÷ raw node:http2 req/s from this run: raw runs first and last, the ceiling is the",
-    "higher of the two (a raw run that caught a slow moment must not flatter the others). CPU µs/req = tollgate (or baseline) process",
+    "× ceiling = req/s ÷ ceiling req/s: raw node:http2 runs first, after every row and last, and a row's",
+    "ceiling is the higher of the raw runs just before and just after it (the machine drifts within a run;",
+    `a raw run that caught a slow moment must not flatter a row). Raw runs, in order: ${ceilings.map((c) => c.toFixed(0)).join(", ")};`,
+    "a raw row's ratio is against the highest of them. CPU µs/req = tollgate (or baseline) process",
     "utime+stime delta ÷ requests; decisions/s/core = 1e6 ÷ that (one decision = one ShouldRateLimit call",
     `with 3 descriptors; target ≥ ${4 * REFERENCE_PER_CORE}, 4 × envoyproxy/ratelimit's ~${REFERENCE_PER_CORE}/core, other hardware).`,
     "Redis RT/req = Δ tollgate_store_round_trips_total ÷ requests; Redis CPU = all redis-server pids.",

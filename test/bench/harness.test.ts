@@ -22,6 +22,8 @@ interface Row {
   requests: number;
   failed: number;
   throughput: number;
+  ceiling: number;
+  ratio: number;
 }
 
 describe.skipIf(!available)("bench harness smoke run", () => {
@@ -33,7 +35,8 @@ describe.skipIf(!available)("bench harness smoke run", () => {
       cwd: root,
       timeout: 60_000,
     });
-    const rows = (JSON.parse(readFileSync(json, "utf8")) as { rows: Row[] }).rows;
+    const result = JSON.parse(readFileSync(json, "utf8")) as { rows: Row[]; ceilings: number[] };
+    const { rows, ceilings } = result;
     const pairs = rows.map((r) => `${r.mode}/${r.scenario}`);
     expect(pairs).toEqual([
       "raw/fixed",
@@ -51,6 +54,17 @@ describe.skipIf(!available)("bench harness smoke run", () => {
       expect(row.requests, row.mode).toBeGreaterThan(0);
       expect(row.failed, row.mode).toBe(0);
     }
+    // raw runs first, after every row and last; a row is read against the raw runs either side of it.
+    const measured = rows.filter((r) => r.mode !== "raw");
+    expect(ceilings).toHaveLength(measured.length + 1);
+    for (const c of ceilings) expect(c).toBeGreaterThan(0);
+    measured.forEach((row, i) => {
+      const around = Math.max(ceilings[i] as number, ceilings[i + 1] as number);
+      expect(row.ceiling, row.mode).toBe(around);
+      expect(row.ratio, row.mode).toBeCloseTo(row.throughput / around, 10);
+    });
+    expect(rows[0]?.throughput).toBe(ceilings[0]);
+    expect(rows.at(-1)?.throughput).toBe(ceilings.at(-1));
     const tableRows = stdout.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| mode"));
     expect(tableRows.filter((l) => !l.startsWith("| ---")).map((l) => l.split("|")[1]?.trim())).toEqual(
       rows.map((r) => r.mode),
@@ -68,7 +82,7 @@ describe.skipIf(!available)("bench harness smoke run", () => {
     const rows = (JSON.parse(readFileSync(json, "utf8")) as { rows: Row[] }).rows;
     expect(rows.map((r) => `${r.mode}/${r.scenario}`)).toEqual(["raw/fixed", "transport/fixed", "raw/fixed"]);
     // The ceiling is the better of the two raw runs.
-    const ratios = rows.filter((r) => r.mode === "raw").map((r) => (r as Row & { ratio: number }).ratio);
+    const ratios = rows.filter((r) => r.mode === "raw").map((r) => r.ratio);
     expect(Math.max(...ratios)).toBe(1);
     for (const row of rows) {
       expect(row.requests, row.mode).toBeGreaterThan(0);
