@@ -1,17 +1,27 @@
 /**
- * The merged take calls of one turn on a Redis Cluster: one explicit pipeline per master (one write,
- * one round trip), each command routed by its own keys. A batch the cluster redirected (MOVED, ASK),
- * refused mid-migration (TRYAGAIN), or that ioredis refused before sending (the slot's node list
- * changed under the pipeline) ran nowhere: after a slot-map refresh each of its calls is sent again on
- * its own, routed afresh. Any other failure is the batch's answer.
+ * The merged take calls of one turn on a Redis Cluster: each batch (one slot's calls of one
+ * algorithm) is one EVALSHA written by tollgate (resp.ts) and routed by ioredis' cluster client to
+ * the master of its slot, which follows MOVED and ASK and retries TRYAGAIN for it as for any command
+ * of its own. No Pipeline object: building one per master and turn (ioredis copies
+ * the client's defined commands onto it and checks every command's keys) and its generic argument
+ * encoding were the largest client cost in the cluster profile (bench/RESULTS.md).
+ *
+ * A batch the server does not know the script of (NOSCRIPT: a fresh node after a failover, SCRIPT
+ * FLUSH) goes once more as the defined command in a pipeline of its own, whose EVAL loads the script
+ * on that node. A pipeline the cluster redirected or refused mid-migration, or that ioredis refused
+ * before sending (the slot's node list changed under it), ran nowhere: after a slot-map refresh each
+ * of its calls is sent again on its own, routed afresh. Any other failure is the batch's answer.
  */
 import type { Cluster } from "ioredis";
 import type { Outcome } from "../store.js";
 import type { Batch } from "./batch.js";
-import { decodeBatch, type Scripts } from "./scripts.js";
+import { decodeBatch, isNoScript, type Scripts } from "./scripts.js";
 
-/** Runs one store command to the node owning `slot` (RedisStore: round trip count, call deadline). */
-export type SendOn = <T>(slot: number, run: () => Promise<T>) => Promise<T>;
+/**
+ * Runs one store command to the node owning `slot` (RedisStore: round trip count, call deadline);
+ * `sharedWrite`: it leaves with the node's other commands of this turn.
+ */
+export type SendOn = <T>(slot: number, run: () => Promise<T>, sharedWrite?: boolean) => Promise<T>;
 
 /** One promise per batch, answered per call with its outcomes or the error it alone failed with. */
 export function sendClusterBatches(
@@ -20,46 +30,43 @@ export function sendClusterBatches(
   send: SendOn,
   batches: readonly Batch[],
 ): Promise<(Outcome[] | Error)[]>[] {
-  // Grouped by the slot's whole node list (master and replicas), the key ioredis itself checks a
-  // pipeline against; a slot not in the map yet goes alone.
-  const byNode = new Map<string, number[]>();
-  batches.forEach((b, i) => {
-    const nodes = cluster.slots[b.slot];
-    const group = nodes && nodes.length > 0 ? nodes.join(",") : `slot:${b.slot}`;
-    const list = byNode.get(group);
-    if (list) list.push(i);
-    else byNode.set(group, [i]);
-  });
-  const out: Promise<(Outcome[] | Error)[]>[] = new Array(batches.length);
-  for (const indexes of byNode.values()) {
-    let results: Promise<[error: Error | null, result: unknown][] | null>;
-    try {
-      const pipeline = cluster.pipeline();
-      for (const i of indexes) {
-        const b = batches[i] as Batch;
-        scripts.queueBatch(pipeline, b.algorithm, b.calls);
-      }
-      const first = batches[indexes[0] as number] as Batch;
-      results = send(first.slot, () => pipeline.exec());
-    } catch (err) {
-      results = Promise.reject(err);
-    }
-    indexes.forEach((i, j) => {
-      const b = batches[i] as Batch;
-      out[i] = results.then(
-        (all) => {
-          const [err, reply] = all?.[j] ?? [new Error("pipeline lost a reply"), undefined];
-          if (err) return resendApart(cluster, scripts, send, b, err);
-          return decodeBatch(reply, b.calls);
-        },
-        (err: unknown) => resendApart(cluster, scripts, send, b, err),
-      );
-    });
+  // Corked while the turn's commands are written, so each master's leave in one write (one round
+  // trip per master and turn, as a pipeline made them).
+  const masters = cluster.nodes("master");
+  for (const node of masters) node.stream?.cork();
+  try {
+    return batches.map((b) => sendOne(cluster, scripts, send, b));
+  } finally {
+    for (const node of masters) node.stream?.uncork();
   }
-  return out;
 }
 
-type Clustering = Pick<Cluster, "slots" | "pipeline" | "refreshSlotsCache">;
+function sendOne(
+  cluster: Clustering,
+  scripts: Scripts,
+  send: SendOn,
+  b: Batch,
+): Promise<(Outcome[] | Error)[]> {
+  return send(
+    b.slot,
+    () => {
+      const command = scripts.batchCommand(b.algorithm, b.calls, b.slot);
+      void cluster.sendCommand(command);
+      return command.promise;
+    },
+    true,
+  ).then(
+    (reply) => decodeBatch(reply, b.calls),
+    (err: unknown) => {
+      if (!isNoScript(err)) throw err;
+      return send(b.slot, () => scripts.takeBatch(b.algorithm, b.calls)).catch((e: unknown) =>
+        resendApart(cluster, scripts, send, b, e),
+      );
+    },
+  );
+}
+
+type Clustering = Pick<Cluster, "sendCommand" | "refreshSlotsCache" | "nodes">;
 
 /** A batch whose pipeline ran nothing of it: each call again, alone; any other error rethrown. */
 async function resendApart(

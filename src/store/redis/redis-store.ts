@@ -223,7 +223,8 @@ export class RedisStore implements Store, LeaseBackend {
 
   /**
    * The merged calls of one turn. A single node gets each as one command, written at once; a cluster
-   * one pipeline per master (cluster-batches.ts).
+   * each as one command routed to its slot's master, a master's leaving in one write
+   * (cluster-batches.ts).
    */
   #sendBatches(batches: readonly Batch[]): Promise<(Outcome[] | Error)[]>[] {
     if (!this.#cluster)
@@ -231,14 +232,17 @@ export class RedisStore implements Store, LeaseBackend {
     return sendClusterBatches(
       this.#client as Cluster,
       this.#scripts,
-      (slot, run) => this.#send(slot, run),
+      (slot, run, sharedWrite) => this.#send(slot, run, sharedWrite),
       batches,
     );
   }
 
-  /** Run one command to the node owning `slot`, counting its round trip. */
-  #send<T>(slot: number, run: () => Promise<T>): Promise<T> {
-    this.#meter.note(this.#node(slot));
+  /**
+   * Run one command to the node owning `slot`, counting its round trip (`sharedWrite`: shared with
+   * the node's other commands of this turn, see RoundTripMeter).
+   */
+  #send<T>(slot: number, run: () => Promise<T>, sharedWrite?: boolean): Promise<T> {
+    this.#meter.note(this.#node(slot), sharedWrite);
     return withDeadline(run(), this.#callTimeoutMs).catch((err: unknown) => {
       // A silent or vanished node: relearn the slot map now rather than at the next MOVED.
       if (this.#cluster && classifyRedisError(err, "take").transient) {

@@ -13,14 +13,25 @@ import { utf8Length } from "../../utf8.js";
  */
 export class EncodedCommand extends Command {
   readonly #bytes: Buffer;
+  readonly #slot: number;
 
-  constructor(bytes: Buffer) {
+  /**
+   * `slot`: the cluster slot of every key (a Redis Cluster client routes the command by it and
+   * follows MOVED, ASK and TRYAGAIN as for its own commands); -1 on a single node.
+   */
+  constructor(bytes: Buffer, slot = -1) {
     super("evalsha", []);
     this.#bytes = bytes;
+    this.#slot = slot;
   }
 
   override toWritable(): Buffer {
     return this.#bytes;
+  }
+
+  // ioredis would find the slot from the arguments, which this command does not keep.
+  override getSlot(): number {
+    return this.#slot;
   }
 }
 

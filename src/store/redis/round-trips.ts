@@ -25,9 +25,13 @@ export class RoundTripMeter {
     return this.#total;
   }
 
-  /** A command is about to be sent to `node` (any stable node id; `""` for a single node). */
-  note(node: string): void {
-    if (this.#pipelined) {
+  /**
+   * A command is about to be sent to `node` (any stable node id; `""` for a single node).
+   * `sharedWrite`: it leaves in one write with the node's other commands of this turn (auto-pipelining,
+   * or the cluster store's corked turn).
+   */
+  note(node: string, sharedWrite = this.#pipelined): void {
+    if (sharedWrite) {
       if (this.#tick.has(node)) return;
       this.#tick.add(node);
       if (!this.#scheduled) {

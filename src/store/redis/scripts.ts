@@ -27,9 +27,10 @@ const SCRIPTS = {
 
 // Every script command takes its key count first (EVALSHA's own layout), except `tollgateLease1`.
 // ioredis Cluster's auto-pipeline routes a command by its *first argument*: a leading key count would
-// route every call by the slot of "3". So in a cluster the script calls travel in explicit pipelines,
-// which route each command by its real keys (EVALSHA's key positions), one pipeline per master and
-// turn for takes (RedisStore); the lease script keeps a fixed `numberOfKeys` of 1 (its first argument
+// route every call by the slot of "3". So in a cluster the merged take calls are commands that carry
+// their slot (`batchCommand`, cluster-batches.ts), and other script calls travel in explicit
+// pipelines, which route each command by its real keys (EVALSHA's key positions); the lease script
+// keeps a fixed `numberOfKeys` of 1 (its first argument
 // is its key) and rides the auto-pipeline. Few commands are defined on purpose: ioredis copies every
 // defined command onto each Pipeline it builds (auto-pipelines included), and the 66 fixed-key-count
 // commands defined before merged calls were ~7% of the cluster profile (bench/RESULTS.md).
@@ -60,7 +61,8 @@ export function batchLua(wrapper: string, body: string): string {
   return wrapper.replace("\n--@CALL@\n", () => `\n${body}\n`);
 }
 
-const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith("NOSCRIPT");
+export const isNoScript = (err: unknown): boolean =>
+  err instanceof Error && err.message.startsWith("NOSCRIPT");
 
 /** Directory of the .lua files: `<package root>/lua` (three levels above src/store/redis or dist/store/redis). */
 export const DEFAULT_SCRIPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "lua");
@@ -117,8 +119,9 @@ export class Scripts {
 
   /**
    * Run several take calls of `algorithm` in one script call (lua/batch.lua), sent at once: one
-   * outcome list per call, in order. In a cluster it goes in a pipeline of its own (a resend, see
-   * cluster-batches.ts); a turn's merged calls are queued per master with `queueBatch`.
+   * outcome list per call, in order. In a cluster it goes in a pipeline of its own, as the defined
+   * command (loading the script on NOSCRIPT, or a resend: see cluster-batches.ts); a turn's merged
+   * calls go as `batchCommand`s.
    */
   async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<(Outcome[] | Error)[]> {
     if (this.#cluster)
@@ -140,7 +143,15 @@ export class Scripts {
     return decodeBatch(reply, calls);
   }
 
-  /** Queue the merged call of `calls` on `pipeline` (cluster: one pipeline per node and turn). */
+  /**
+   * The merged call of `calls` (keys of `slot`) as one EVALSHA written by hand, for a cluster client
+   * to route (cluster-batches.ts). The server answers NOSCRIPT until `takeBatch` has loaded it.
+   */
+  batchCommand(algorithm: Algorithm, calls: readonly (readonly Take[])[], slot: number): EncodedCommand {
+    return new EncodedCommand(encodeEvalsha(this.#batchSha[algorithm], encodeBatch(calls)), slot);
+  }
+
+  /** Queue the merged call of `calls` on `pipeline` (a cluster resend: routed by its keys). */
   queueBatch(pipeline: ChainableCommander, algorithm: Algorithm, calls: readonly (readonly Take[])[]): void {
     if (algorithm === "gcra") pipeline.tollgateGcraBatch(...encodeBatch(calls));
     else pipeline.tollgateFixedWindowBatch(...encodeBatch(calls));

@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bucketKey } from "../../../src/engine/keys.js";
 import type { Policy } from "../../../src/engine/types.js";
@@ -105,6 +106,33 @@ describe("RedisStore on a 3-master Redis Cluster", () => {
     expect(metrics.roundTrips - before).toBeGreaterThan(0);
   });
 
+  it("writes one turn's merged calls to each master in one socket write", async () => {
+    const store = await open();
+    const keys = Array.from({ length: 12 }, (_, i) => key(`write-${i}`));
+    const masters = new Set(keys.map((k) => store.nodeOf(k)));
+    expect(masters.size).toBe(3);
+    const turn = () => Promise.all(keys.map((k) => store.take([take(k, gcra(5))])));
+    await turn(); // loads the scripts (NOSCRIPT goes again on its own)
+    const writes = new Map<number, number>();
+    const proto = Socket.prototype as unknown as Record<"_write" | "_writev", (...a: unknown[]) => unknown>;
+    const original = { _write: proto._write, _writev: proto._writev };
+    for (const name of ["_write", "_writev"] as const) {
+      proto[name] = function (this: Socket, ...args: unknown[]) {
+        writes.set(this.remotePort ?? 0, (writes.get(this.remotePort ?? 0) ?? 0) + 1);
+        return original[name].apply(this, args);
+      };
+    }
+    let answers: Awaited<ReturnType<typeof turn>>;
+    try {
+      answers = await turn();
+    } finally {
+      Object.assign(proto, original);
+    }
+    expect(answers.map((a) => a[0]?.remaining)).toEqual(keys.map(() => 3));
+    const masterPorts = [...masters].map((m) => Number(m.split(":")[1]));
+    expect(masterPorts.map((p) => writes.get(p))).toEqual([1, 1, 1]);
+  });
+
   it("merges the calls of one turn per slot and pipelines them per master, without auto-pipelining", async () => {
     const metrics = recordingMetrics();
     const store = new RedisStore({ url: cluster.url, metrics, autoPipelining: false });
@@ -196,7 +224,7 @@ describe("RedisStore while a slot moves to another master", () => {
     expect(Number(await to.call("CLUSTER", "COUNTKEYSINSLOT", slot))).toBe(1);
   });
 
-  it("resends the calls of a merged pipeline that a moved slot answered MOVED, each once", async () => {
+  it("follows MOVED for a merged call on a moved slot, charging each of its calls once", async () => {
     const s = new RedisStore({ url: cluster.url });
     others.push(s);
     await s.ready();
@@ -208,7 +236,7 @@ describe("RedisStore while a slot moves to another master", () => {
     const owner = (
       await Promise.all(clients.map((c) => c.call("CLUSTER", "COUNTKEYSINSLOT", slot)))
     ).findIndex((n) => Number(n) > 0);
-    // Another tag on the same master, so one pipeline carries both slots.
+    // Another tag on the same master, so one write carries both slots' merged calls.
     let other = "";
     for (let i = 0; i < 500 && !other; i++) {
       const candidate = key(`stay-${i}`);
@@ -229,8 +257,9 @@ describe("RedisStore while a slot moves to another master", () => {
     await from.call("MIGRATE", "127.0.0.1", toNode.port, "", 0, 5000, "KEYS", k);
     for (const c of clients) await c.call("CLUSTER", "SETSLOT", slot, "NODE", ids[target] ?? "");
 
-    // One turn: four calls on the moved slot and two on a slot that stayed, one pipeline to the old
-    // owner; the moved batch comes back MOVED while the other is served.
+    // One turn: four calls on the moved slot and two on a slot that stayed, one write to the old
+    // owner; the moved batch comes back MOVED (it ran nowhere) and goes to the new owner, while the
+    // other is served.
     const answers = await Promise.all([
       ...Array.from({ length: 4 }, () => s.take([take(k, gcra(10), 1)])),
       s.take([take(other, gcra(10), 1)]),
@@ -243,7 +272,7 @@ describe("RedisStore while a slot moves to another master", () => {
         .sort(),
     ).toEqual([5, 6, 7, 8]);
     expect(answers.slice(4).map((a) => a[0]?.remaining)).toEqual([9, 8]);
-    // Each resent call charged once: 1 + 4 of 10 spent.
+    // Each call of the resent batch charged once: 1 + 4 of 10 spent.
     expect((await s.take([take(k, gcra(10), 0)]))[0]?.remaining).toBe(5);
   });
 });
