@@ -36,6 +36,12 @@ export interface LatencyWindow {
   /** Of those, how many took at most `le` seconds. */
   readonly within: number;
   readonly le: number;
+  /**
+   * The service's longest event-loop stall in the window, in seconds
+   * (`tollgate_nodejs_eventloop_lag_max_seconds`, which prom-client resets on every scrape, so the
+   * scrape closing the window reports the window's own maximum).
+   */
+  readonly loopStallS: number;
 }
 
 /** What happened, in ms since the load started. */
@@ -62,18 +68,23 @@ export interface OutageRun {
 const OPEN_WINDOW_MS = 1000;
 
 /** Sum of `tollgate_decision_duration_seconds` bucket `le` and count over every series. */
-async function decisionHistogram(svc: Service, le: number): Promise<{ count: number; within: number }> {
+async function decisionHistogram(
+  svc: Service,
+  le: number,
+): Promise<{ count: number; within: number; loopStallS: number }> {
   const text = await (await svc.http("/metrics")).text();
   let count = 0;
   let within = 0;
+  let loopStallS = Number.NaN;
   for (const line of text.split("\n")) {
     const value = Number(line.split(" ").pop());
-    if (line.startsWith("tollgate_decision_duration_seconds_count")) count += value;
+    if (line.startsWith("tollgate_nodejs_eventloop_lag_max_seconds ")) loopStallS = value;
+    else if (line.startsWith("tollgate_decision_duration_seconds_count")) count += value;
     else if (line.startsWith("tollgate_decision_duration_seconds_bucket") && line.includes(`le="${le}"`)) {
       within += value;
     }
   }
-  return { count, within };
+  return { count, within, loopStallS };
 }
 
 /**
@@ -132,7 +143,12 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
       await pause(300);
     }
     const records = await load.stop();
-    const openLatency = { count: h1.count - h0.count, within: h1.within - h0.within, le };
+    const openLatency = {
+      count: h1.count - h0.count,
+      within: h1.within - h0.within,
+      le,
+      loopStallS: h1.loopStallS,
+    };
     const c = client;
     return {
       records,

@@ -43,12 +43,17 @@ export function policyShot(i: number): Shot {
 /**
  * Spend the `hot` tenant's whole limit on the store in the `local` and `allow` domains, one call at a
  * time (a cold connection must not trip the breaker), and check the store said so: the last call of
- * each domain is OVER_LIMIT with no remaining.
+ * each domain is OVER_LIMIT. A starved machine can make a healthy call miss the deadline, answered by
+ * policy without charging the store (and a few misses open the breaker): then the round is repeated
+ * once the breaker has had time to close; the extra calls are over the limit and charge nothing.
  */
 export async function exhaustHot(client: RlsClient): Promise<void> {
   for (const domain of ["local", "allow"]) {
     let last: Answer | undefined;
-    for (let i = 0; i <= LIMIT; i++) last = await client.call(domain, [[["tenant", "hot"]]]);
+    for (let round = 0; round < 4 && last?.code !== "OVER_LIMIT"; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+      for (let i = 0; i <= LIMIT; i++) last = await client.call(domain, [[["tenant", "hot"]]]);
+    }
     if (last?.code !== "OVER_LIMIT")
       throw new Error(`hot tenant not exhausted in ${domain}: ${JSON.stringify(last)}`);
   }
