@@ -61,16 +61,19 @@ export function quantile(sorted, q) {
 
 /**
  * One load run: for each round, one h2load process per frame in `rounds[i]`, all for `seconds`.
- * `rps` (total requests/s, optional) is split evenly over the processes of a round.
+ * `rps` (total requests/s, optional) is split evenly over the processes of a round. `beforeRound`
+ * (optional) is awaited before each round, outside the measured time (the harness drives the raw
+ * ceiling there).
  * @returns {{ requests, failed, seconds, throughput, p50Ms, p99Ms }}
  */
-export async function load({ port, rounds, seconds, streams, rps, outDir, label }) {
+export async function load({ port, rounds, seconds, streams, rps, outDir, label, beforeRound }) {
   const pin = pinning();
   let requests = 0;
   let failed = 0;
   let elapsed = 0;
   const latencies = [];
   for (const [r, frames] of rounds.entries()) {
+    if (beforeRound) await beforeRound(r);
     const procs = frames.map(async (frame, c) => {
       const base = join(outDir, `${label}-r${r}-c${c}`);
       writeFileSync(`${base}.body`, frame);

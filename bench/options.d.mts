@@ -15,6 +15,8 @@ export interface BenchOptions {
   /** Streams per connection of the 50%-of-peak latency run. */
   readonly halfStreams: number;
   readonly rounds: number;
+  /** Slices of each row's peak run, each after a raw slice (the row's ceiling). */
+  readonly slices: number;
   /** tollgate `--workers` in the Redis modes. */
   readonly workers: number;
   readonly cpuProf: string | undefined;

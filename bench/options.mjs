@@ -10,6 +10,7 @@
  *   --half-connections N  h2load processes of the 50%-of-peak latency run       default 1
  *   --half-streams N  streams per connection of the 50%-of-peak run            default 8
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
+ *   --slices N        slices of each row's peak run, each after a raw slice (the row's ceiling) default 4
  *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
  *   --cpu-prof DIR    run tollgate and the baselines under `node --cpu-prof`, profiles in DIR (<mode>.cpuprofile)
  *   --json FILE       also write the results as JSON
@@ -51,6 +52,7 @@ export function parseOptions(argv) {
       "half-connections": { type: "string", default: "1" },
       "half-streams": { type: "string", default: "8" },
       rounds: { type: "string" },
+      slices: { type: "string" },
       workers: { type: "string", default: "1" },
       "cpu-prof": { type: "string" },
       json: { type: "string" },
@@ -72,6 +74,7 @@ export function parseOptions(argv) {
     halfConnections: Math.max(1, Math.round(positive(values["half-connections"], "--half-connections"))),
     halfStreams: Math.max(1, Math.round(positive(values["half-streams"], "--half-streams"))),
     rounds: Math.max(1, Math.round(positive(values.rounds ?? (smoke ? "1" : "4"), "--rounds"))),
+    slices: Math.max(1, Math.round(positive(values.slices ?? (smoke ? "1" : "4"), "--slices"))),
     workers: Math.max(1, Math.round(positive(values.workers, "--workers"))),
     cpuProf: values["cpu-prof"],
     json: values.json,

@@ -26,23 +26,47 @@ function roundsOf(opts, scenario) {
   );
 }
 
-/** Warm up, measure at peak, then at 50% of peak; one table row. */
-async function measure(opts, target, scenario, redisPids) {
+/**
+ * Warm up, measure at peak, then at 50% of peak; one table row. With `raw` (the raw baseline, up and
+ * idle), the peak run is cut into `opts.slices` slices and a raw slice of the same length runs before
+ * each and after the last: the row's ceiling is the raw rate over those slices, measured in the same
+ * seconds as the row (this shared machine's speed drifted by 2-3x within one table; raw runs minutes
+ * away from a row said little about it).
+ */
+async function measure(opts, target, scenario, redisPids, raw) {
   const rounds = roundsOf(opts, scenario === "fixed" ? "hot" : scenario);
   for (const frames of rounds) await probe(target.grpcPort, frames);
   const base = { port: target.grpcPort, streams: opts.streams, outDir };
   if (opts.warmup > 0) {
     await load({ ...base, rounds: [rounds[0]], seconds: opts.warmup, label: `${target.name}-warm` });
   }
-  const perRound = opts.duration / rounds.length;
+  const sliceCount = raw ? Math.max(opts.slices, rounds.length) : rounds.length;
+  const slices = Array.from({ length: sliceCount }, (_, i) => rounds[i % rounds.length]);
+  const perRound = opts.duration / slices.length;
+  const rawSlices = [];
+  const [rawFrames] = roundsOf(opts, "hot");
+  const rawSlice = async () => {
+    const run = { port: raw.grpcPort, streams: opts.streams, outDir, rounds: [rawFrames] };
+    rawSlices.push(await load({ ...run, seconds: perRound, label: "raw-beside" }));
+  };
   const before = await tollgateCounters(target.httpPort);
   // The whole process tree: with --workers the primary's pid is not where the requests are decided.
+  // (The raw slices leave tollgate and Redis idle.)
   const cpu0 = cpuMicrosTree(target.pid);
   const redis0 = cpuMicrosAll(redisPids);
-  const peak = await load({ ...base, rounds, seconds: perRound, label: `${target.name}-${scenario}` });
+  const peak = await load({
+    ...base,
+    rounds: slices,
+    seconds: perRound,
+    label: `${target.name}-${scenario}`,
+    beforeRound: raw ? rawSlice : undefined,
+  });
+  if (raw) await rawSlice();
   const cpu = cpuMicrosTree(target.pid) - cpu0;
   const redisCpu = cpuMicrosAll(redisPids) - redis0;
   const after = await tollgateCounters(target.httpPort);
+  const rawRequests = rawSlices.reduce((n, r) => n + r.requests, 0);
+  const rawSeconds = rawSlices.reduce((n, r) => n + r.seconds, 0);
   // The latency run drives the same rate from few h2load processes with few streams: 16 processes
   // time-sliced on one pinned core, each bursting up to 32 streams per --rps tick, measured their
   // own scheduling (raw node:http2 p99 28.5 ms at 24k req/s with 16 × 32, 0.55 ms with 1 × 8;
@@ -51,7 +75,7 @@ async function measure(opts, target, scenario, redisPids) {
     ...base,
     streams: opts.halfStreams,
     rounds: rounds.map((frames) => frames.slice(0, opts.halfConnections)),
-    seconds: perRound,
+    seconds: opts.duration / rounds.length,
     rps: peak.throughput / 2,
     label: `${target.name}-${scenario}-half`,
   });
@@ -70,6 +94,12 @@ async function measure(opts, target, scenario, redisPids) {
     halfRate: half.throughput,
     p99HalfMs: half.p99Ms,
     cpuMicrosPerRequest: cpu / n,
+    ...(raw
+      ? {
+          ceiling: rawSeconds > 0 ? rawRequests / rawSeconds : Number.NaN,
+          rawSlices: rawSlices.map((r) => r.throughput),
+        }
+      : {}),
     ...(redisPids.length > 0
       ? {
           roundTripsPerRequest: (after.roundTrips - before.roundTrips) / n,
@@ -118,53 +148,28 @@ async function startMode(opts, mode, redis) {
   return { target, redisPids: server.pids };
 }
 
-/** A peak run of the raw baseline alone (no latency run): the ceiling next to one row. */
-async function rawPeak(opts, raw) {
-  const [frames] = roundsOf(opts, "hot");
-  const peak = await load({
-    port: raw.grpcPort,
-    streams: opts.streams,
-    outDir,
-    rounds: [frames],
-    seconds: opts.duration,
-    label: "raw-between",
-  });
-  return peak.throughput;
-}
-
 async function main() {
   const opts = parseOptions(process.argv.slice(2));
   if (!(await haveH2load())) throw new Error("h2load not found: apt-get install -y nghttp2-client");
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  // This shared machine's speed drifts within a run (the raw ceiling moved by 25% between the first
-  // and the last run of one table). So the ceiling is measured around every row: raw runs first (a
-  // full row), again after each row, and last (a full row); a row's ratio is taken against the
-  // higher of the raw runs just before and just after it (never the flattering one). The raw server
-  // stays up the whole run, idle while the others are measured.
+  // The raw baseline stays up the whole run: a full row first and last, and slices of its peak
+  // interleaved with every other row's (see `measure`), each row read against its own slices.
   const others = opts.modes.filter((m) => m !== "raw");
   const redis = {};
   const rows = [];
-  /** Raw peak throughput measured so far, in order; rows[i].around = [before, after] indexes. */
-  const ceilings = [];
   let raw;
   try {
     raw = (await startMode(opts, "raw", redis)).target;
     log("raw / hot");
-    const first = await measure(opts, raw, "fixed", []);
-    rows.push(first);
-    ceilings.push(first.throughput);
-    for (const [m, mode] of others.entries()) {
+    rows.push(await measure(opts, raw, "fixed", []));
+    for (const mode of others) {
       const { target, redisPids } = await startMode(opts, mode, redis);
       try {
         const scenarios = BASELINES[mode] ? ["hot"] : mode === "lease" ? ["hot"] : opts.scenarios;
-        for (const [s, scenario] of scenarios.entries()) {
+        for (const scenario of scenarios) {
           log(`${mode} / ${scenario}`);
-          const row = await measure(opts, target, BASELINES[mode] ? "fixed" : scenario, redisPids);
-          row.around = [ceilings.length - 1, ceilings.length];
-          rows.push(row);
-          const lastRow = m === others.length - 1 && s === scenarios.length - 1;
-          if (!lastRow) ceilings.push(await rawPeak(opts, raw));
+          rows.push(await measure(opts, target, BASELINES[mode] ? "fixed" : scenario, redisPids, raw));
         }
       } finally {
         await target.stop();
@@ -172,22 +177,20 @@ async function main() {
     }
     if (others.length > 0) {
       log("raw / hot");
-      const last = await measure(opts, raw, "fixed", []);
-      rows.push(last);
-      ceilings.push(last.throughput);
+      rows.push(await measure(opts, raw, "fixed", []));
     }
   } finally {
     await raw?.stop();
     await Promise.all(Object.values(redis).map((r) => r.stop()));
   }
-  const best = Math.max(...ceilings);
+  const best = Math.max(...rows.map((r) => r.ceiling ?? r.throughput));
   for (const row of rows) {
-    row.ceiling = row.around ? Math.max(...row.around.map((i) => ceilings[i])) : best;
+    row.ceiling ??= best;
     row.ratio = row.throughput / row.ceiling;
   }
   const shown = opts.modes.includes("raw") ? rows : rows.filter((r) => r.mode !== "raw");
-  process.stdout.write(`${renderTable(shown)}\n\n${renderNotes(opts, ceilings)}\n`);
-  if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ options: opts, rows, ceilings }, null, 2)}\n`);
+  process.stdout.write(`${renderTable(shown)}\n\n${renderNotes(opts)}\n`);
+  if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ options: opts, rows }, null, 2)}\n`);
 }
 
 main().catch((err) => {

@@ -50,16 +50,17 @@ export function renderTable(rows) {
   );
 }
 
-/** The lines under the table: how to read it (`ceilings`: every raw peak run, in order). */
-export function renderNotes(opts, ceilings = []) {
+/** The lines under the table: how to read it. */
+export function renderNotes(opts) {
   return [
     `h2load: ${opts.connections} connections × ${opts.streams} streams, one h2load process per connection pinned to one CPU;`,
     `${opts.duration}s per measured run (peak, then --rps at 50% of that mode's peak for p99 @50%, from`,
     `${opts.halfConnections} h2load process(es) × ${opts.halfStreams} streams; req/s @50% is the rate it reached).`,
-    "× ceiling = req/s ÷ ceiling req/s: raw node:http2 runs first, after every row and last, and a row's",
-    "ceiling is the higher of the raw runs just before and just after it (the machine drifts within a run;",
-    `a raw run that caught a slow moment must not flatter a row). Raw runs, in order: ${ceilings.map((c) => c.toFixed(0)).join(", ")};`,
-    "a raw row's ratio is against the highest of them. CPU µs/req = tollgate (or baseline) process",
+    `× ceiling = req/s ÷ ceiling req/s. A row's peak run is cut into ${opts.slices} slices with a raw node:http2 slice`,
+    "of the same length before each and after the last (same connections and streams): its ceiling is",
+    "the raw rate over those slices, measured in the same seconds as the row (this shared machine's",
+    "speed moves 2-3x within one table). The raw rows (first and last, not interleaved) are read against",
+    "the highest ceiling of the run. CPU µs/req = tollgate (or baseline) process",
     "utime+stime delta ÷ requests; decisions/s/core = 1e6 ÷ that (one decision = one ShouldRateLimit call",
     `with 3 descriptors; target ≥ ${4 * REFERENCE_PER_CORE}, 4 × envoyproxy/ratelimit's ~${REFERENCE_PER_CORE}/core, other hardware).`,
     "Redis RT/req = Δ tollgate_store_round_trips_total ÷ requests; Redis CPU = all redis-server pids.",
