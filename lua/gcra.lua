@@ -115,10 +115,14 @@ if not all_allowed then
   return out
 end
 
--- Every bucket passed: charge them all.
-for _, key in ipairs(order) do
+-- Every bucket passed: charge them all. Inside a merged call, batch.lua's write-back provides
+-- redis.set_tat, which keeps the numbers and writes each key once after the last call.
+local set_tat = redis.set_tat or function(key, tat, expiry_ms)
   -- '%.0f': tostring() would print 14 significant digits and lose microseconds.
-  redis.call('SET', key, string.format('%.0f', pending[key]), 'PXAT', string.format('%.0f', pending_expiry[key]))
+  redis.call('SET', key, string.format('%.0f', tat), 'PXAT', string.format('%.0f', expiry_ms))
+end
+for _, key in ipairs(order) do
+  set_tat(key, pending[key], pending_expiry[key])
 end
 
 return out

@@ -55,10 +55,17 @@ declare module "ioredis" {
  */
 export const BATCH_COMMANDS = ["tollgateGcraBatch", "tollgateFixedWindowBatch"] as const;
 
-/** `lua/batch.lua` with `body` (the text of gcra.lua or fixed_window.lua) as its per-call function. */
-export function batchLua(wrapper: string, body: string): string {
-  if (!wrapper.includes("\n--@CALL@\n")) throw new Error("batch.lua lacks its --@CALL@ line");
-  return wrapper.replace("\n--@CALL@\n", () => `\n${body}\n`);
+/**
+ * `lua/batch.lua` with `body` (the text of gcra.lua or fixed_window.lua) as its per-call function;
+ * `writeBack` (GCRA: it reads with GET and writes with SET .. PXAT only) routes the body's commands
+ * through the batch's write-back table, so each key is read and written once per batch.
+ */
+export function batchLua(wrapper: string, body: string, writeBack: boolean): string {
+  for (const line of ["\n--@CALL@\n", "\n--@REDIS@\n"])
+    if (!wrapper.includes(line)) throw new Error(`batch.lua lacks its ${line.trim()} line`);
+  return wrapper
+    .replace("\n--@REDIS@\n", writeBack ? "\nlocal redis = write_back\n" : "\n")
+    .replace("\n--@CALL@\n", () => `\n${body}\n`);
 }
 
 export const isNoScript = (err: unknown): boolean =>
@@ -93,8 +100,8 @@ export class Scripts {
     client.defineCommand("tollgateGcra", { lua: gcra });
     client.defineCommand("tollgateFixedWindow", { lua: fixedWindow });
     client.defineCommand("tollgateRefund", { lua: load(SCRIPTS.tollgateRefund) });
-    const gcraBatch = batchLua(wrapper, gcra);
-    const fixedWindowBatch = batchLua(wrapper, fixedWindow);
+    const gcraBatch = batchLua(wrapper, gcra, true);
+    const fixedWindowBatch = batchLua(wrapper, fixedWindow, false);
     client.defineCommand("tollgateGcraBatch", { lua: gcraBatch });
     client.defineCommand("tollgateFixedWindowBatch", { lua: fixedWindowBatch });
     const sha1 = (lua: string) => createHash("sha1").update(lua).digest("hex");

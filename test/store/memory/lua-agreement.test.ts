@@ -20,8 +20,8 @@ const lua = (name: string) => readFileSync(new URL(`../../../lua/${name}`, impor
 const SCRIPTS: Record<Algorithm, string> = { gcra: lua("gcra.lua"), fixed_window: lua("fixed_window.lua") };
 const REFUND = lua("refund.lua");
 const BATCH: Record<Algorithm, string> = {
-  gcra: batchLua(lua("batch.lua"), SCRIPTS.gcra),
-  fixed_window: batchLua(lua("batch.lua"), SCRIPTS.fixed_window),
+  gcra: batchLua(lua("batch.lua"), SCRIPTS.gcra, true),
+  fixed_window: batchLua(lua("batch.lua"), SCRIPTS.fixed_window, false),
 };
 
 const POLICIES: Record<Algorithm, Record<string, Policy>> = {
@@ -441,5 +441,110 @@ describe("lua scripts against their TypeScript specification", () => {
     expect(keys.length).toBeGreaterThan(0);
     const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
     expect(keys.filter((_, i) => (ttls[i] ?? -1) < 0)).toEqual([]);
+  });
+});
+
+/*
+ * lua/batch.lua's write-back for GCRA batches: each key of a merged call is read and written once,
+ * with the last call's value and expiry, and a failed final write fails exactly the calls that wrote
+ * that key. (That a batch answers as the same calls one by one is tested above.)
+ */
+const PLAIN_GCRA_BATCH = batchLua(lua("batch.lua"), SCRIPTS.gcra, false);
+
+/** A GCRA take of 10 per minute, burst 5: [cost, limit, periodMs, burst]. */
+const wbTake = (cost: number) => [cost, 10, 60_000, 5];
+
+/** Calls of GET, SET and TIME Redis counted since the last CONFIG RESETSTAT. */
+async function commandCalls(): Promise<Record<string, number>> {
+  const info = await redis.info("commandstats");
+  const calls: Record<string, number> = { get: 0, set: 0, time: 0 };
+  for (const m of info.matchAll(/^cmdstat_(get|set|time):calls=(\d+)/gm))
+    calls[m[1] as string] = Number(m[2]);
+  return calls;
+}
+
+/** One merged call: each call is a list of [key, cost] takes. */
+async function merged(script: string, calls: readonly (readonly [string, number])[][]): Promise<unknown[]> {
+  const takes = calls.flat();
+  return (await redis.eval(
+    script,
+    takes.length,
+    ...takes.map(([key]) => key),
+    calls.length,
+    ...calls.map((c) => c.length),
+    ...takes.flatMap(([, cost]) => wbTake(cost)),
+  )) as unknown[];
+}
+
+/** `calls` calls, each charging every one of `keys` by 1. */
+const batch = async (script: string, keys: readonly string[], calls: number) =>
+  (await merged(
+    script,
+    Array.from({ length: calls }, () => keys.map((key) => [key, 1] as [string, number])),
+  )) as number[];
+
+describe("batch.lua write-back (GCRA)", () => {
+  it("reads and writes each key once per batch, where one-by-one calls touch it every time", async () => {
+    const keys = ["{t:wb}:a", "{t:wb}:b"];
+    await redis.config("RESETSTAT");
+    const merged = await batch(BATCH.gcra, keys, 4);
+    expect(await commandCalls()).toEqual({ get: 2, set: 2, time: 1 });
+
+    const plainKeys = ["{t:wb}:pa", "{t:wb}:pb"];
+    await redis.config("RESETSTAT");
+    const plain = await batch(PLAIN_GCRA_BATCH, plainKeys, 4);
+    expect(await commandCalls()).toEqual({ get: 8, set: 8, time: 4 });
+
+    // Same decisions: 4 admitted with 4, 3, 2, 1 left on each bucket.
+    const decisions = (reply: number[]) => reply.filter((_, i) => i % 4 < 2);
+    expect(decisions(merged)).toEqual(decisions(plain));
+    expect(decisions(merged)).toEqual([1, 4, 1, 4, 1, 3, 1, 3, 1, 2, 1, 2, 1, 1, 1, 1]);
+  });
+
+  it("writes the last call's tat and expiry, as the last of the one-by-one calls does", async () => {
+    const before = Number((await redis.time())[0]) * 1000;
+    await batch(BATCH.gcra, ["{t:wb}:last"], 3);
+    const tat = Number(await redis.get("{t:wb}:last"));
+    const pexpireAt = await redis.pexpiretime("{t:wb}:last");
+    // 3 tokens of 6 s each ahead of now (the bucket starts full): tat ≈ now + 18 s, in µs.
+    expect(tat / 1000 - before).toBeGreaterThanOrEqual(18_000);
+    expect(tat / 1000 - before).toBeLessThan(18_000 + 2_000);
+    expect(pexpireAt).toBe(Math.ceil(tat / 1000) + 1);
+  });
+
+  it("lets a later call of the batch see an earlier call's charge, and a denied call write nothing", async () => {
+    // burst 5: five calls pass, the sixth and seventh are denied and must not move the tat.
+    const reply = await batch(BATCH.gcra, ["{t:wb}:deny"], 7);
+    expect(reply.filter((_, i) => i % 4 === 0)).toEqual([1, 1, 1, 1, 1, 0, 0]);
+    const tat = Number(await redis.get("{t:wb}:deny"));
+    const now = Number((await redis.time())[0]) * 1_000_000;
+    expect(tat - now).toBeLessThan(5 * 6_000_000 + 2_000_000);
+    expect(tat - now).toBeGreaterThan(5 * 6_000_000 - 2_000_000);
+  });
+
+  it("fails every call that wrote a key whose final write fails (OOM), and only those", async () => {
+    await redis.config("SET", "maxmemory-policy", "noeviction");
+    await redis.config("SET", "maxmemory", "1");
+    try {
+      // Call 1 charges a, call 2 charges b, call 3 peeks at a (cost 0: no write).
+      const reply = await merged(BATCH.gcra, [[["{t:oom}:a", 1]], [["{t:oom}:b", 1]], [["{t:oom}:a", 0]]]);
+      expect(reply[0]).toMatch(/^OOM /);
+      expect(reply.slice(1, 4)).toEqual([0, 0, 0]);
+      expect(reply[4]).toMatch(/^OOM /);
+      expect(reply.slice(5, 8)).toEqual([0, 0, 0]);
+      // The peek answers (it read call 1's charge, which was then not written: it errs on the
+      // side of fewer tokens).
+      expect(reply.slice(8, 10)).toEqual([1, 4]);
+    } finally {
+      await redis.config("SET", "maxmemory", "0");
+    }
+    expect(await redis.mget("{t:oom}:a", "{t:oom}:b")).toEqual([null, null]);
+  });
+
+  it("is not used for fixed-window batches, whose script also reads PTTL and writes INCRBY", () => {
+    const fixedWindow = lua("fixed_window.lua");
+    expect(batchLua(lua("batch.lua"), fixedWindow, false)).not.toMatch(/^local redis = write_back$/m);
+    expect(BATCH.gcra).toMatch(/^local redis = write_back$/m);
+    expect(() => batchLua("--@CALL@", SCRIPTS.gcra, true)).toThrow(/lacks its --@CALL@ line/);
   });
 });

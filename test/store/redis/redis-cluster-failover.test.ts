@@ -38,6 +38,7 @@ const gcraSha = createHash("sha1")
     batchLua(
       readFileSync(join(DEFAULT_SCRIPTS_DIR, "batch.lua"), "utf8"),
       readFileSync(join(DEFAULT_SCRIPTS_DIR, "gcra.lua"), "utf8"),
+      true,
     ),
   )
   .digest("hex");
