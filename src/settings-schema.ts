@@ -116,7 +116,7 @@ export const SETTINGS = {
     default: "4194304",
     unit: "bytes",
     min: 1024,
-    doc: "Largest gRPC or `/json` request body; larger is RESOURCE_EXHAUSTED / 413.",
+    doc: "Largest gRPC or `/json` request body; larger is RESOURCE_EXHAUSTED / 413 (sent with `connection: close` once the upload ends; past 4× the bound the connection is cut).",
   }),
   maxInFlight: spec({
     kind: "int",

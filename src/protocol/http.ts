@@ -43,6 +43,9 @@ const text = (status: number, body: string): HttpReply => ({
   contentType: "text/plain",
 });
 
+/** An oversized body is read and dropped up to this many times the limit before the socket is cut. */
+const DRAIN_FACTOR = 4;
+
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
   const server: Server = createServer((req, res) => {
@@ -70,11 +73,24 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
       if (size > maxBody) {
-        send(res, text(413, `request body larger than ${maxBody} bytes`));
-        req.destroy();
-        return;
+        // Answer only once the client has finished sending: a reset while it is still
+        // writing loses the 413 (the client sees ECONNRESET, not the reason). The rest
+        // of the body is read and dropped, up to a bound past which the socket is cut.
+        if (size > maxBody * DRAIN_FACTOR) {
+          req.destroy();
+          return;
+        }
+        chunks.length = 0;
+        continue;
       }
       chunks.push(chunk as Buffer);
+    }
+    if (size > maxBody) {
+      send(res, {
+        ...text(413, `request body larger than ${maxBody} bytes`),
+        headers: { connection: "close" },
+      });
+      return;
     }
     const reply = await route({
       method,
