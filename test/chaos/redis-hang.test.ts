@@ -25,6 +25,7 @@ outageSuite("a redis-server frozen by SIGSTOP under steady load and thawed", {
 // peer, so it keeps reconnecting (at most 500 ms apart); the first reconnect to the real server
 // half-opens the breaker at once (Store.onReady), so recovery does not wait for the open time.
 outageSuite("a store that accepts connections and never answers, replaced by a real redis-server", {
+  brokenFromStart: true,
   async prepare() {
     const fake = await startFakeResp({ kind: "hang" });
     let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
@@ -32,7 +33,6 @@ outageSuite("a store that accepts connections and never answers, replaced by a r
       plan: {
         store: fake.url,
         args: CHAOS_ARGS,
-        brokenFromStart: true,
         fault: async () => {},
         restore: async () => {
           await fake.close();
