@@ -19,6 +19,8 @@ export interface BenchOptions {
   readonly slices: number;
   /** tollgate `--workers` in the Redis modes. */
   readonly workers: number;
+  /** Processes of the raw baseline (node:cluster workers sharing its socket). */
+  readonly rawWorkers: number;
   readonly cpuProf: string | undefined;
   readonly json: string | undefined;
 }

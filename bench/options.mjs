@@ -12,6 +12,8 @@
  *   --rounds N        rounds of the tenants scenario (new tenants each round)  default 4
  *   --slices N        slices of each row's peak run, each after a raw slice (the row's ceiling) default 4
  *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
+ *   --raw-workers N   the raw baseline as N node:cluster workers on one socket (its rows and every
+ *                     ceiling slice; pair with --workers for a like-for-like ceiling) default 1
  *   --cpu-prof DIR    run tollgate and the baselines under `node --cpu-prof`, profiles in DIR (<mode>.cpuprofile)
  *   --json FILE       also write the results as JSON
  *   --smoke           a few seconds in total: 0.5 s warm-up and runs, 4 connections, 1 round
@@ -54,6 +56,7 @@ export function parseOptions(argv) {
       rounds: { type: "string" },
       slices: { type: "string" },
       workers: { type: "string", default: "1" },
+      "raw-workers": { type: "string", default: "1" },
       "cpu-prof": { type: "string" },
       json: { type: "string" },
       smoke: { type: "boolean", default: false },
@@ -76,6 +79,7 @@ export function parseOptions(argv) {
     rounds: Math.max(1, Math.round(positive(values.rounds ?? (smoke ? "1" : "4"), "--rounds"))),
     slices: Math.max(1, Math.round(positive(values.slices ?? (smoke ? "1" : "4"), "--slices"))),
     workers: Math.max(1, Math.round(positive(values.workers, "--workers"))),
+    rawWorkers: Math.max(1, Math.round(positive(values["raw-workers"], "--raw-workers"))),
     cpuProf: values["cpu-prof"],
     json: values.json,
   };

@@ -128,7 +128,10 @@ async function startMode(opts, mode, redis) {
   const nodeArgs = opts.cpuProf
     ? ["--cpu-prof", "--cpu-prof-dir", opts.cpuProf, "--cpu-prof-name", `${mode}.cpuprofile`]
     : [];
-  if (BASELINES[mode]) return { target: await startBaseline(mode, BASELINES[mode], nodeArgs), redisPids: [] };
+  if (BASELINES[mode]) {
+    const scriptArgs = mode === "raw" ? ["--workers", String(opts.rawWorkers)] : [];
+    return { target: await startBaseline(mode, BASELINES[mode], nodeArgs, scriptArgs), redisPids: [] };
+  }
   if (mode === "memory") {
     return {
       target: await startTollgate({ name: mode, store: "memory", config: configDir(false), nodeArgs }),

@@ -70,5 +70,10 @@ export function renderNotes(opts) {
     ...(opts.workers > 1
       ? [`Redis modes ran tollgate --workers ${opts.workers}: CPU µs/req is the primary and all its workers.`]
       : []),
+    ...(opts.rawWorkers > 1
+      ? [
+          `The raw baseline ran as ${opts.rawWorkers} node:cluster workers on one socket (rows and ceiling slices).`,
+        ]
+      : []),
   ].join("\n");
 }

@@ -31,9 +31,13 @@ function tail(child) {
   return () => text;
 }
 
-/** Start a baseline script that prints `LISTENING <port>`; `nodeArgs` go to node (e.g. `--cpu-prof`). */
-export async function startBaseline(name, script, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, fileURLToPath(new URL(script, import.meta.url))], {
+/**
+ * Start a baseline script that prints `LISTENING <port>`; `nodeArgs` go to node (e.g. `--cpu-prof`),
+ * `scriptArgs` to the script.
+ */
+export async function startBaseline(name, script, nodeArgs = [], scriptArgs = []) {
+  const path = fileURLToPath(new URL(script, import.meta.url));
+  const child = spawn(process.execPath, [...nodeArgs, path, ...scriptArgs], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });

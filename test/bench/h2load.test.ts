@@ -50,6 +50,14 @@ describe("bench options", () => {
     expect(() => parseOptions(["--workers", "two"])).toThrow(/--workers: expected a non-negative number/);
   });
 
+  it("runs the raw baseline as one process unless --raw-workers says otherwise", () => {
+    expect(parseOptions([]).rawWorkers).toBe(1);
+    expect(parseOptions(["--raw-workers", "2"]).rawWorkers).toBe(2);
+    expect(() => parseOptions(["--raw-workers", "x"])).toThrow(
+      /--raw-workers: expected a non-negative number/,
+    );
+  });
+
   it("drives the 50%-of-peak latency run from one h2load process with 8 streams unless told otherwise", () => {
     const o = parseOptions([]);
     expect([o.halfConnections, o.halfStreams]).toEqual([1, 8]);
