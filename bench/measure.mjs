@@ -9,7 +9,12 @@ const CLK_TCK = 100;
 
 /** utime + stime of `pid`, in microseconds. */
 export function cpuMicros(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return statCpuMicros(`/proc/${pid}/stat`);
+}
+
+/** utime + stime in a /proc stat file (a process's, or one thread's under task/), in microseconds. */
+function statCpuMicros(file) {
+  const stat = readFileSync(file, "utf8");
   // Fields after the parenthesised command name, which may itself contain spaces.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const utime = Number(fields[11]);
@@ -32,6 +37,21 @@ export function processTree(pid) {
 /** CPU microseconds of `pid` and its descendants. */
 export function cpuMicrosTree(pid) {
   return cpuMicrosAll(processTree(pid));
+}
+
+/**
+ * CPU microseconds of the main thread of `pid` and of each descendant: where Node runs JavaScript
+ * (the thread whose id is the pid). The rest of a process's time is V8's and libuv's helper threads.
+ */
+export function mainThreadMicrosTree(pid) {
+  return processTree(pid).reduce((sum, p) => sum + statCpuMicros(`/proc/${p}/task/${p}/stat`), 0);
+}
+
+/** Busy CPU microseconds of the whole machine, all CPUs (user, nice, system, irq, softirq of /proc/stat). */
+export function machineBusyMicros() {
+  const [line = ""] = readFileSync("/proc/stat", "utf8").split("\n", 1);
+  const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+  return ((user + nice + system + irq + softirq) * 1e6) / CLK_TCK;
 }
 
 /** Sum of CPU microseconds over several pids. */

@@ -4,10 +4,17 @@
  * Assumes `npm run build` has produced dist/ (the npm script does it).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { encodeFrames, scenarioPoints } from "./frames.mjs";
 import { haveH2load, load } from "./h2load.mjs";
-import { cpuMicrosAll, cpuMicrosTree, tollgateCounters } from "./measure.mjs";
+import {
+  cpuMicrosAll,
+  cpuMicrosTree,
+  machineBusyMicros,
+  mainThreadMicrosTree,
+  tollgateCounters,
+} from "./measure.mjs";
 import { parseOptions } from "./options.mjs";
 import { probe } from "./probe.mjs";
 import { startCluster, startRedis } from "./redis.mjs";
@@ -49,20 +56,41 @@ async function measure(opts, target, scenario, redisPids, raw) {
     const run = { port: raw.grpcPort, streams: opts.streams, outDir, rounds: [rawFrames] };
     rawSlices.push(await load({ ...run, seconds: perRound, label: "raw-beside" }));
   };
+  // The whole machine's busy time, counted only while this row's own slices run (not the raw ones).
+  const machine = { busy: 0, wallMs: 0, open: undefined };
+  const openWindow = () => {
+    machine.open = { busy: machineBusyMicros(), at: performance.now() };
+  };
+  const closeWindow = () => {
+    if (!machine.open) return;
+    machine.busy += machineBusyMicros() - machine.open.busy;
+    machine.wallMs += performance.now() - machine.open.at;
+    machine.open = undefined;
+  };
   const before = await tollgateCounters(target.httpPort);
   // The whole process tree: with --workers the primary's pid is not where the requests are decided.
   // (The raw slices leave tollgate and Redis idle.)
   const cpu0 = cpuMicrosTree(target.pid);
+  const main0 = mainThreadMicrosTree(target.pid);
   const redis0 = cpuMicrosAll(redisPids);
+  if (!raw) openWindow();
   const peak = await load({
     ...base,
     rounds: slices,
     seconds: perRound,
     label: `${target.name}-${scenario}`,
-    beforeRound: raw ? rawSlice : undefined,
+    beforeRound: raw
+      ? async () => {
+          closeWindow();
+          await rawSlice();
+          openWindow();
+        }
+      : undefined,
   });
+  closeWindow();
   if (raw) await rawSlice();
   const cpu = cpuMicrosTree(target.pid) - cpu0;
+  const mainCpu = mainThreadMicrosTree(target.pid) - main0;
   const redisCpu = cpuMicrosAll(redisPids) - redis0;
   const after = await tollgateCounters(target.httpPort);
   const rawRequests = rawSlices.reduce((n, r) => n + r.requests, 0);
@@ -94,6 +122,13 @@ async function measure(opts, target, scenario, redisPids, raw) {
     halfRate: half.throughput,
     p99HalfMs: half.p99Ms,
     cpuMicrosPerRequest: cpu / n,
+    // Cores busy running JavaScript (main threads; 1.0 = one process's JS thread saturated), cores
+    // of the machine left idle, and the machine's CPU per request beyond the target and Redis (the
+    // h2load processes, and anything else running), all over this row's own slices.
+    jsCores: peak.seconds > 0 ? mainCpu / (peak.seconds * 1e6) : Number.NaN,
+    idleCores:
+      machine.wallMs > 0 ? availableParallelism() - machine.busy / (machine.wallMs * 1000) : Number.NaN,
+    otherCpuMicrosPerRequest: (machine.busy - cpu - redisCpu) / n,
     ...(raw
       ? {
           ceiling: rawSeconds > 0 ? rawRequests / rawSeconds : Number.NaN,

@@ -5,7 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,6 +25,9 @@ interface Row {
   ceiling: number;
   ratio: number;
   rawSlices: number[];
+  jsCores: number;
+  idleCores: number;
+  otherCpuMicrosPerRequest: number;
 }
 
 describe.skipIf(!available)("bench harness smoke run", () => {
@@ -59,6 +62,16 @@ describe.skipIf(!available)("bench harness smoke run", () => {
       expect(row.rawSlices.length, row.mode).toBeGreaterThanOrEqual(2);
       expect(row.ceiling, row.mode).toBeGreaterThan(0);
       expect(row.ratio, row.mode).toBeCloseTo(row.throughput / row.ceiling, 10);
+    }
+    // Where the cores went: one process's JavaScript thread runs at most one core; the machine's
+    // idle cores are within its CPUs; h2load cost something per request. The slack is /proc's
+    // 10 ms ticks over half-second smoke slices.
+    for (const row of rows) {
+      expect(row.jsCores, row.mode).toBeGreaterThan(0);
+      expect(row.jsCores, row.mode).toBeLessThanOrEqual(1.25);
+      expect(row.idleCores, row.mode).toBeGreaterThanOrEqual(-0.25);
+      expect(row.idleCores, row.mode).toBeLessThanOrEqual(availableParallelism());
+      expect(row.otherCpuMicrosPerRequest, row.mode).toBeGreaterThan(0);
     }
     const tableRows = stdout.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| mode"));
     expect(tableRows.filter((l) => !l.startsWith("| ---")).map((l) => l.split("|")[1]?.trim())).toEqual(
