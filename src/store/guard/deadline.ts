@@ -26,6 +26,7 @@ export function deadlineError(operation: string, ms: number): StoreError {
 
 /** Resolve or reject like `call`, or reject with {@link deadlineError} once `opts.ms` has passed. */
 export function withDeadline<T>(call: Promise<T>, opts: DeadlineOptions): Promise<T> {
+  // On every decision's path (once per guard a call reaches): two callbacks and the timer's, no more.
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const handle = opts.timers.set(() => {
@@ -33,18 +34,23 @@ export function withDeadline<T>(call: Promise<T>, opts: DeadlineOptions): Promis
       settled = true;
       reject(deadlineError(opts.operation, opts.ms));
     }, opts.ms);
-    const finish = (fn: () => void) => {
-      if (settled) {
-        opts.onLate?.();
-        return;
-      }
-      settled = true;
-      opts.timers.clear(handle);
-      fn();
-    };
     call.then(
-      (value) => finish(() => resolve(value)),
-      (err: unknown) => finish(() => reject(err)),
+      (value) => {
+        if (settled) opts.onLate?.();
+        else {
+          settled = true;
+          opts.timers.clear(handle);
+          resolve(value);
+        }
+      },
+      (err: unknown) => {
+        if (settled) opts.onLate?.();
+        else {
+          settled = true;
+          opts.timers.clear(handle);
+          reject(err);
+        }
+      },
     );
   });
 }

@@ -6,7 +6,7 @@
 import { type Clock, type FailurePolicy, systemClock } from "../../engine/types.js";
 import { type Outcome, type Store, StoreError, type Take } from "../store.js";
 import { type BreakerSettings, type BreakerState, CircuitBreaker, type Transition } from "./breaker.js";
-import { withDeadline } from "./deadline.js";
+import { type DeadlineOptions, withDeadline } from "./deadline.js";
 import { type GuardEvents, type GuardLogger, noopGuardEvents, noopLogger } from "./events.js";
 import { type InstanceCount, LocalFallback } from "./fallback.js";
 import { allowAll, denyAll, type PolicyResolver, resolveByTakes, unavailable } from "./policy.js";
@@ -56,6 +56,10 @@ export class GuardedStore implements Store {
   readonly #logger: GuardLogger;
   readonly #events: GuardEvents;
   #lateAnswers = 0;
+  readonly #onLate = (): void => {
+    this.#lateAnswers++;
+  };
+  readonly #deadlines = new Map<string, DeadlineOptions>();
 
   constructor(opts: GuardedStoreOptions) {
     this.kind = `guard(${opts.inner.kind})`;
@@ -76,22 +80,25 @@ export class GuardedStore implements Store {
     });
   }
 
-  async take(takes: readonly Take[]): Promise<Outcome[]> {
+  take(takes: readonly Take[]): Promise<Outcome[]> {
     const permit = this.#breaker.acquire();
     if (permit === undefined) {
       this.#events.storeError("circuit_open");
       return this.#byPolicy(takes, this.#breaker.snapshot().lastError);
     }
-    try {
-      const outcomes = await this.#bounded("take", () => this.#inner.take(takes));
-      this.#breaker.success(permit);
-      return outcomes;
-    } catch (err) {
-      const e = asStoreError(err);
-      this.#events.storeError(e.code);
-      this.#breaker.failure(permit, e);
-      return this.#byPolicy(takes, e);
-    }
+    // A promise chain rather than an async function: one promise less per call on the hot path.
+    return this.#bounded("take", () => this.#inner.take(takes)).then(
+      (outcomes) => {
+        this.#breaker.success(permit);
+        return outcomes;
+      },
+      (err: unknown) => {
+        const e = asStoreError(err);
+        this.#events.storeError(e.code);
+        this.#breaker.failure(permit, e);
+        return this.#byPolicy(takes, e);
+      },
+    );
   }
 
   /** Resets the buckets in the inner store (bounded by the deadline) and in the fallback. */
@@ -178,14 +185,13 @@ export class GuardedStore implements Store {
     } catch (err) {
       pending = Promise.reject(err);
     }
-    return withDeadline(pending, {
-      ms: this.#deadlineMs,
-      timers: this.#timers,
-      operation,
-      onLate: () => {
-        this.#lateAnswers++;
-      },
-    });
+    let opts = this.#deadlines.get(operation);
+    if (opts === undefined) {
+      // One options object per operation (not per call): the deadline is the same for every call.
+      opts = { ms: this.#deadlineMs, timers: this.#timers, operation, onLate: this.#onLate };
+      this.#deadlines.set(operation, opts);
+    }
+    return withDeadline(pending, opts);
   }
 
   async #byPolicy(takes: readonly Take[], cause: unknown): Promise<Outcome[]> {

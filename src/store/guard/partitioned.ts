@@ -35,15 +35,25 @@ export class PartitionedGuard implements Store {
     this.kind = `guard-per-node(${options.inner.kind})`;
   }
 
-  async take(takes: readonly Take[]): Promise<Outcome[]> {
+  take(takes: readonly Take[]): Promise<Outcome[]> {
+    // The node of each take, found once; a call on one node goes to its guard as it is.
+    const nodes: string[] = new Array(takes.length);
+    let spans = false;
+    for (let i = 0; i < takes.length; i++) {
+      const node = this.#o.nodeOf((takes[i] as Take).key);
+      nodes[i] = node;
+      if (node !== nodes[0]) spans = true;
+    }
+    if (!spans) return this.#guard(nodes[0] ?? "").take(takes);
+    return this.#takeParts(takes, nodes);
+  }
+
+  /** A call spanning nodes: each node's part in parallel, refunded when another part denies. */
+  async #takeParts(takes: readonly Take[], nodes: readonly string[]): Promise<Outcome[]> {
     const parts = groupBy(
       takes.map((_, i) => i),
-      (i) => this.#o.nodeOf((takes[i] as Take).key),
+      (i) => nodes[i] as string,
     );
-    if (parts.size <= 1) {
-      const [node = ""] = parts.keys();
-      return this.#guard(node).take(takes);
-    }
     const entries = [...parts.entries()];
     const answers = await Promise.all(
       entries.map(([node, indexes]) => this.#guard(node).take(indexes.map((i) => takes[i] as Take))),

@@ -126,42 +126,43 @@ export class RedisStore implements Store, LeaseBackend {
 
   take(takes: readonly Take[]): Promise<Outcome[]> {
     if (takes.length === 0) return Promise.resolve([]);
-    return this.#timed("take", async () => {
+    return this.#timed("take", () => {
       const groups = groupTakes(takes, { bySlot: this.#cluster });
-      const batcher = this.#batcher;
-      if (groups.length === 1) {
-        // One script call (most requests on one node; each master's part in a cluster): it is
-        // all-or-nothing on its own, so there is nothing to compensate, and its takes are in order.
-        const [g] = groups as [TakeGroup];
-        return batcher
-          ? batcher.take(g.algorithm, g.takes, g.slot)
-          : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes));
-      }
-      const settled = await Promise.allSettled(
-        groups.map((g) =>
-          batcher
-            ? batcher.take(g.algorithm, g.takes, g.slot)
-            : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes)),
-        ),
-      );
-      const replies = settled.map((s) => (s.status === "fulfilled" ? s.value : undefined));
-      const failed = settled.find((s) => s.status === "rejected");
-      const allAllowed = failed === undefined && replies.every((r) => r?.every((o) => o.allowed));
-      if (!allAllowed) await this.#compensate(groups, replies);
-      if (failed) throw failed.reason;
-      const out: Outcome[] = new Array(takes.length);
-      groups.forEach((g, gi) => {
-        const reply = replies[gi] ?? [];
-        // A denying script already reports its buckets uncharged; a group that charged and was
-        // refunded reported itself charged, so show it as it is again.
-        const refunded = !allAllowed && reply.every((o) => o.allowed);
-        g.indexes.forEach((index, i) => {
-          const o = reply[i];
-          if (o) out[index] = refunded ? uncharged(o, g.takes[i]) : o;
-        });
-      });
-      return out;
+      if (groups.length > 1) return this.#takeGroups(groups, takes);
+      // One script call (most requests on one node; each master's part in a cluster): it is
+      // all-or-nothing on its own, so there is nothing to compensate, and its takes are in order.
+      const [g] = groups as [TakeGroup];
+      return this.#takeGroup(g);
     });
+  }
+
+  #takeGroup(g: TakeGroup): Promise<Outcome[]> {
+    const batcher = this.#batcher;
+    return batcher
+      ? batcher.take(g.algorithm, g.takes, g.slot)
+      : this.#send(g.slot, () => this.#scripts.take(g.algorithm, g.takes));
+  }
+
+  /** A call spanning script calls (slots, algorithms): all-or-nothing by compensation. */
+  async #takeGroups(groups: readonly TakeGroup[], takes: readonly Take[]): Promise<Outcome[]> {
+    const settled = await Promise.allSettled(groups.map((g) => this.#takeGroup(g)));
+    const replies = settled.map((s) => (s.status === "fulfilled" ? s.value : undefined));
+    const failed = settled.find((s) => s.status === "rejected");
+    const allAllowed = failed === undefined && replies.every((r) => r?.every((o) => o.allowed));
+    if (!allAllowed) await this.#compensate(groups, replies);
+    if (failed) throw failed.reason;
+    const out: Outcome[] = new Array(takes.length);
+    groups.forEach((g, gi) => {
+      const reply = replies[gi] ?? [];
+      // A denying script already reports its buckets uncharged; a group that charged and was
+      // refunded reported itself charged, so show it as it is again.
+      const refunded = !allAllowed && reply.every((o) => o.allowed);
+      g.indexes.forEach((index, i) => {
+        const o = reply[i];
+        if (o) out[index] = refunded ? uncharged(o, g.takes[i]) : o;
+      });
+    });
+    return out;
   }
 
   /**
@@ -252,16 +253,29 @@ export class RedisStore implements Store, LeaseBackend {
     });
   }
 
-  /** Time an operation into `storeSeconds` and classify its failure. */
-  async #timed<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  /**
+   * Time an operation into `storeSeconds` and classify its failure. A promise chain rather than an
+   * async function: every take passes here, and each async frame costs a promise and a microtask.
+   */
+  #timed<T>(operation: string, run: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    let pending: Promise<T>;
     try {
-      return await run();
+      pending = run();
     } catch (err) {
-      throw this.#fail(err, operation);
-    } finally {
-      this.#metrics.storeSeconds(operation, (performance.now() - started) / 1000);
+      pending = Promise.reject(err);
     }
+    return pending.then(
+      (value) => {
+        this.#metrics.storeSeconds(operation, (performance.now() - started) / 1000);
+        return value;
+      },
+      (err: unknown) => {
+        const e = this.#fail(err, operation);
+        this.#metrics.storeSeconds(operation, (performance.now() - started) / 1000);
+        throw e;
+      },
+    );
   }
 
   #node(slot: number): string {
