@@ -2,10 +2,10 @@
  * Split one `take` call into script calls. A script runs on one node and touches one slot, and each
  * algorithm has its own script, so takes are grouped by (slot, algorithm). On a single node the slot
  * is irrelevant and only the algorithm splits a call. Each group remembers the positions of its takes
- * so outcomes go back in request order.
+ * so outcomes go back in request order (and `uncharged` shows a refunded group's outcomes).
  */
 import type { Algorithm } from "../../engine/types.js";
-import type { Take } from "../store.js";
+import type { Outcome, Take } from "../store.js";
 import { keySlot } from "./slot.js";
 
 /** Takes of one script call, with their positions in the original call. */
@@ -56,4 +56,15 @@ export function groupKeysBySlot(keys: readonly string[], options: { bySlot: bool
     else groups.set(slot, { slot, keys: [key] });
   }
   return [...groups.values()];
+}
+
+/** An allowed outcome of a group that was refunded, shown as the bucket is without the charge. */
+export function uncharged(o: Outcome, take: Take | undefined): Outcome {
+  if (!take || !o.allowed || take.cost === 0) return o;
+  const { policy, cost } = take;
+  const resetAfterMs =
+    policy.algorithm === "gcra"
+      ? Math.max(0, Math.ceil(o.resetAfterMs - (cost * policy.periodMs) / policy.limit))
+      : o.resetAfterMs;
+  return { allowed: true, remaining: o.remaining + cost, retryAfterMs: 0, resetAfterMs };
 }

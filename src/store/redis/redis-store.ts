@@ -18,7 +18,7 @@ import { createRedisClient, type RedisClientOptions, resolveClientOptions } from
 import { sendClusterBatches } from "./cluster-batches.js";
 import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
-import { groupKeysBySlot, groupTakes, type TakeGroup } from "./groups.js";
+import { groupKeysBySlot, groupTakes, type TakeGroup, uncharged } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
 import { Scripts } from "./scripts.js";
 import { keySlot } from "./slot.js";
@@ -288,15 +288,4 @@ export class RedisStore implements Store, LeaseBackend {
     this.#metrics.storeError(e.code);
     return e;
   }
-}
-
-/** An allowed outcome of a group that was refunded, shown as the bucket is without the charge. */
-function uncharged(o: Outcome, take: Take | undefined): Outcome {
-  if (!take || !o.allowed || take.cost === 0) return o;
-  const { policy, cost } = take;
-  const resetAfterMs =
-    policy.algorithm === "gcra"
-      ? Math.max(0, Math.ceil(o.resetAfterMs - (cost * policy.periodMs) / policy.limit))
-      : o.resetAfterMs;
-  return { allowed: true, remaining: o.remaining + cost, retryAfterMs: 0, resetAfterMs };
 }
