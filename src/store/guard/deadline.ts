@@ -26,7 +26,7 @@ export function deadlineError(operation: string, ms: number): StoreError {
 
 /** Resolve or reject like `call`, or reject with {@link deadlineError} once `opts.ms` has passed. */
 export function withDeadline<T>(call: Promise<T>, opts: DeadlineOptions): Promise<T> {
-  // On every decision's path (once per guard a call reaches): two callbacks and the timer's, no more.
+  // On every decision's path (once per guard a call reaches): no closures per settle.
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const handle = opts.timers.set(() => {
@@ -34,22 +34,22 @@ export function withDeadline<T>(call: Promise<T>, opts: DeadlineOptions): Promis
       settled = true;
       reject(deadlineError(opts.operation, opts.ms));
     }, opts.ms);
+    /** First to answer: stop the timer; an answer after the deadline is only counted late. */
+    const first = (): boolean => {
+      if (settled) {
+        opts.onLate?.();
+        return false;
+      }
+      settled = true;
+      opts.timers.clear(handle);
+      return true;
+    };
     call.then(
       (value) => {
-        if (settled) opts.onLate?.();
-        else {
-          settled = true;
-          opts.timers.clear(handle);
-          resolve(value);
-        }
+        if (first()) resolve(value);
       },
       (err: unknown) => {
-        if (settled) opts.onLate?.();
-        else {
-          settled = true;
-          opts.timers.clear(handle);
-          reject(err);
-        }
+        if (first()) reject(err);
       },
     );
   });

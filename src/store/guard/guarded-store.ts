@@ -43,6 +43,9 @@ export interface GuardedStoreOptions {
 
 const SINGLE: InstanceCount = { count: () => 1 };
 
+/** What the guard bounds by its deadline. */
+type GuardedOperation = "take" | "reset" | "refund";
+
 export class GuardedStore implements Store {
   readonly kind: string;
   readonly #inner: Store;
@@ -56,10 +59,8 @@ export class GuardedStore implements Store {
   readonly #logger: GuardLogger;
   readonly #events: GuardEvents;
   #lateAnswers = 0;
-  readonly #onLate = (): void => {
-    this.#lateAnswers++;
-  };
-  readonly #deadlines = new Map<string, DeadlineOptions>();
+  /** The deadline of each operation, built once (the same for every call). */
+  readonly #deadlines: Readonly<Record<GuardedOperation, DeadlineOptions>>;
 
   constructor(opts: GuardedStoreOptions) {
     this.kind = `guard(${opts.inner.kind})`;
@@ -67,9 +68,19 @@ export class GuardedStore implements Store {
     this.#instances = opts.instances ?? SINGLE;
     this.#fallback = new LocalFallback({ store: opts.fallback, instances: this.#instances });
     this.#deadlineMs = opts.deadlineMs ?? 10;
+    this.#timers = opts.timers ?? systemTimers;
+    const onLate = () => {
+      this.#lateAnswers++;
+    };
+    const deadline = (operation: GuardedOperation): DeadlineOptions => ({
+      ms: this.#deadlineMs,
+      timers: this.#timers,
+      operation,
+      onLate,
+    });
+    this.#deadlines = { take: deadline("take"), reset: deadline("reset"), refund: deadline("refund") };
     this.#defaultPolicy = opts.defaultPolicy ?? "local";
     this.#policy = opts.policy ?? resolveByTakes(this.#defaultPolicy);
-    this.#timers = opts.timers ?? systemTimers;
     this.#logger = opts.logger ?? noopLogger;
     this.#events = opts.events ?? noopGuardEvents;
     this.#breaker = new CircuitBreaker({
@@ -178,20 +189,14 @@ export class GuardedStore implements Store {
     return this.#breaker.snapshot().state;
   }
 
-  #bounded<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  #bounded<T>(operation: GuardedOperation, call: () => Promise<T>): Promise<T> {
     let pending: Promise<T>;
     try {
       pending = call();
     } catch (err) {
       pending = Promise.reject(err);
     }
-    let opts = this.#deadlines.get(operation);
-    if (opts === undefined) {
-      // One options object per operation (not per call): the deadline is the same for every call.
-      opts = { ms: this.#deadlineMs, timers: this.#timers, operation, onLate: this.#onLate };
-      this.#deadlines.set(operation, opts);
-    }
-    return withDeadline(pending, opts);
+    return withDeadline(pending, this.#deadlines[operation]);
   }
 
   async #byPolicy(takes: readonly Take[], cause: unknown): Promise<Outcome[]> {
