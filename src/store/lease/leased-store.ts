@@ -74,8 +74,9 @@ export class LeasedStore implements Store {
 
   take(takes: readonly Take[]): Promise<Outcome[]> {
     // No leased take at all (the common case without `lease` rules): straight to the inner store.
-    if (!this.#o.defaultLease && takes.every((t) => t.lease === undefined)) return this.#o.inner.take(takes);
-    return this.#take(takes);
+    if (this.#o.defaultLease) return this.#take(takes);
+    for (const t of takes) if (t.lease !== undefined) return this.#take(takes);
+    return this.#o.inner.take(takes);
   }
 
   async #take(takes: readonly Take[]): Promise<Outcome[]> {

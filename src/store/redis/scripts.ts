@@ -15,7 +15,7 @@ import type { ChainableCommander, Cluster, Redis, Result } from "ioredis";
 import type { Algorithm } from "../../engine/types.js";
 import type { Grant } from "../lease/backend.js";
 import type { Outcome, Take } from "../store.js";
-import { EncodedCommand, encodeEvalsha } from "./resp.js";
+import { EncodedCommand, encodeBatchEvalsha } from "./resp.js";
 
 /** The scripts of lua/ by command-name stem. */
 const SCRIPTS = {
@@ -133,8 +133,7 @@ export class Scripts {
   async takeBatch(algorithm: Algorithm, calls: readonly (readonly Take[])[]): Promise<(Outcome[] | Error)[]> {
     if (this.#cluster)
       return decodeBatch(await this.#alone((p) => this.queueBatch(p, algorithm, calls)), calls);
-    const args = encodeBatch(calls);
-    const command = new EncodedCommand(encodeEvalsha(this.#batchSha[algorithm], args));
+    const command = new EncodedCommand(encodeBatchEvalsha(this.#batchSha[algorithm], calls));
     let reply: unknown;
     try {
       void this.#client.sendCommand(command);
@@ -143,6 +142,7 @@ export class Scripts {
       // Not loaded on this server (first call, SCRIPT FLUSH, restart, failover): ioredis' defined
       // command sends EVAL with the script text, which loads it, and EVALSHA works again after.
       if (!isNoScript(err)) throw err;
+      const args = encodeBatch(calls);
       reply = await (algorithm === "gcra"
         ? this.#client.tollgateGcraBatch(...args)
         : this.#client.tollgateFixedWindowBatch(...args));
@@ -155,7 +155,7 @@ export class Scripts {
    * to route (cluster-batches.ts). The server answers NOSCRIPT until `takeBatch` has loaded it.
    */
   batchCommand(algorithm: Algorithm, calls: readonly (readonly Take[])[], slot: number): EncodedCommand {
-    return new EncodedCommand(encodeEvalsha(this.#batchSha[algorithm], encodeBatch(calls)), slot);
+    return new EncodedCommand(encodeBatchEvalsha(this.#batchSha[algorithm], calls), slot);
   }
 
   /** Queue the merged call of `calls` on `pipeline` (a cluster resend: routed by its keys). */
@@ -244,8 +244,23 @@ export function decodeBatch(reply: unknown, calls: readonly (readonly Take[])[])
     out[i] =
       typeof first === "string" || Buffer.isBuffer(first)
         ? new BatchCallError(String(first))
-        : decodeOutcomes(reply.slice(at * 4, (at + n) * 4), n);
+        : outcomesAt(reply, at * 4, n);
     at += n;
+  }
+  return out;
+}
+
+/** `count` outcomes from the flat integer reply, starting at item `from`. */
+function outcomesAt(reply: readonly unknown[], from: number, count: number): Outcome[] {
+  const out: Outcome[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const at = from + i * 4;
+    out[i] = {
+      allowed: Number(reply[at]) === 1,
+      remaining: Number(reply[at + 1]),
+      retryAfterMs: Number(reply[at + 2]),
+      resetAfterMs: Number(reply[at + 3]),
+    };
   }
   return out;
 }
@@ -268,15 +283,5 @@ export function decodeOutcomes(reply: unknown, count: number): Outcome[] {
       `script reply has ${Array.isArray(reply) ? reply.length : typeof reply} items, expected ${count * 4}`,
     );
   }
-  const out: Outcome[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const at = i * 4;
-    out[i] = {
-      allowed: Number(reply[at]) === 1,
-      remaining: Number(reply[at + 1]),
-      retryAfterMs: Number(reply[at + 2]),
-      resetAfterMs: Number(reply[at + 3]),
-    };
-  }
-  return out;
+  return outcomesAt(reply, 0, count);
 }

@@ -1,6 +1,8 @@
 import { Command } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { encodeEvalsha } from "../../../src/store/redis/resp.js";
+import { type EncodableTake, encodeBatchEvalsha, encodeEvalsha } from "../../../src/store/redis/resp.js";
+import { encodeBatch } from "../../../src/store/redis/scripts.js";
+import type { Take } from "../../../src/store/store.js";
 
 const SHA = "0123456789abcdef0123456789abcdef01234567";
 
@@ -35,5 +37,60 @@ describe("encodeEvalsha", () => {
       );
       expect(encodeEvalsha(SHA, args).equals(reference(args))).toBe(true);
     }
+  });
+});
+
+describe("encodeBatchEvalsha", () => {
+  const take = (
+    key: string,
+    cost: number,
+    limit: number,
+    periodMs: number,
+    burst: number,
+  ): EncodableTake => ({
+    key,
+    cost,
+    policy: { limit, periodMs, burst },
+  });
+  const same = (calls: EncodableTake[][]) => {
+    const args = encodeBatch(calls as unknown as Take[][]);
+    const direct = encodeBatchEvalsha(SHA, calls);
+    expect(direct.equals(encodeEvalsha(SHA, args)), JSON.stringify(calls)).toBe(true);
+    expect(direct.equals(reference(args)), JSON.stringify(calls)).toBe(true);
+  };
+
+  it("writes the merged call's arguments as encodeBatch lists them (and ioredis would write them)", () => {
+    same([]);
+    same([[take("tl:v1:{bench|tenant=hot}:g0", 1, 1_000_000, 60_000, 0)]]);
+    same([
+      [take("a", 1, 10, 1000, 0), take("tl:v1:{edge|city=Zürich}:g0", 0, 5, 60_000, 2)],
+      [take("", 3, 1, 1, 1)],
+      [take("emoji 🚦 key", 2, 8571428.5, 86_400_000, 12)],
+    ]);
+  });
+
+  it("agrees on 300 random batches", () => {
+    let seed = 11;
+    const rand = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const alphabet = ["a", "{", "}", "=", "|", "é", "字", "9", ":"];
+    const key = () => Array.from({ length: rand(90) }, () => alphabet[rand(alphabet.length)]).join("");
+    for (let c = 0; c < 300; c++) {
+      const calls = Array.from({ length: rand(70) }, () =>
+        Array.from({ length: 1 + rand(4) }, () =>
+          take(key(), rand(5), 1 + rand(1 << 30), 1 + rand(1 << 28), rand(3) ? 0 : rand(1 << 20)),
+        ),
+      );
+      same(calls);
+    }
+  });
+
+  it("hands out buffers that later commands do not overwrite", () => {
+    const first = encodeBatchEvalsha(SHA, [[take("first-key", 1, 10, 1000, 0)]]);
+    const copy = Buffer.from(first);
+    for (let i = 0; i < 2000; i++) encodeBatchEvalsha(SHA, [[take(`k${i}`.repeat(20), 1, 10, 1000, 0)]]);
+    expect(first.equals(copy)).toBe(true);
   });
 });
