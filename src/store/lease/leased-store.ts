@@ -50,6 +50,7 @@ const NO_METRICS: LeaseMetrics = {
   leaseLocalHit() {},
   leaseLocalMiss() {},
 };
+const isLeased = (t: Take): boolean => t.lease !== undefined;
 
 export class LeasedStore implements Store {
   readonly kind: string;
@@ -74,9 +75,7 @@ export class LeasedStore implements Store {
 
   take(takes: readonly Take[]): Promise<Outcome[]> {
     // No leased take at all (the common case without `lease` rules): straight to the inner store.
-    if (this.#o.defaultLease) return this.#take(takes);
-    for (const t of takes) if (t.lease !== undefined) return this.#take(takes);
-    return this.#o.inner.take(takes);
+    return this.#o.defaultLease || takes.some(isLeased) ? this.#take(takes) : this.#o.inner.take(takes);
   }
 
   async #take(takes: readonly Take[]): Promise<Outcome[]> {

@@ -71,11 +71,11 @@ function writeBulkHeader(buf: Buffer, pos: number, n: number): number {
 const plainInteger = (a: string | number): a is number =>
   typeof a === "number" && Number.isSafeInteger(a) && a >= 0;
 
-/** Bytes of the RESP bulk string of a number: `$<digits>\r\n<digits>\r\n` (its decimal text). */
-function numberBulkSize(n: number): number {
-  const d = plainInteger(n) ? digits(n) : String(n).length;
-  return 1 + digits(d) + 2 + d + 2;
-}
+/** Bytes of a RESP bulk string of `n` bytes: `$<n>\r\n<bytes>\r\n`. */
+const bulkSize = (n: number): number => 1 + digits(n) + 2 + n + 2;
+
+/** Bytes of the RESP bulk string of a number (its decimal text). */
+const numberBulkSize = (n: number): number => bulkSize(plainInteger(n) ? digits(n) : String(n).length);
 
 function writeNumberBulk(buf: Buffer, pos: number, n: number): number {
   if (!plainInteger(n)) return writeStringBulk(buf, pos, String(n));
@@ -135,18 +135,16 @@ export function encodeEvalsha(sha: string, args: readonly (string | number)[]): 
       n = utf8Length(text);
     }
     sizes[i] = n;
-    total += 1 + digits(n) + 2 + n + 2;
+    total += bulkSize(n);
   }
   const buf = commandBuffer(total);
   let pos = writeAscii(buf, 0, head);
   for (let i = 0; i < args.length; i++) {
-    const n = sizes[i] as number;
-    pos = writeBulkHeader(buf, pos, n);
     const text = texts[i];
-    if (text === undefined) pos = writeDigits(buf, pos, args[i] as number, n);
-    else pos += buf.write(text, pos, n === text.length ? "latin1" : "utf8");
-    buf[pos++] = 13;
-    buf[pos++] = 10;
+    pos =
+      text === undefined
+        ? writeNumberBulk(buf, pos, args[i] as number)
+        : writeStringBulk(buf, pos, text, sizes[i] as number);
   }
   if (pos !== total) throw new Error(`EVALSHA encoder wrote ${pos} of ${total} bytes`);
   return buf;
@@ -172,8 +170,7 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
     size += numberBulkSize(takes.length);
     for (const t of takes) {
       keys++;
-      const n = utf8Length(t.key);
-      size += 1 + digits(n) + 2 + n + 2;
+      size += bulkSize(utf8Length(t.key));
       const p = t.policy;
       size += numberBulkSize(t.cost) + numberBulkSize(p.limit) + numberBulkSize(p.periodMs);
       size += numberBulkSize(p.burst);
