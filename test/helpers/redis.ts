@@ -298,6 +298,8 @@ export interface StreamCall {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly ok: boolean;
+  /** The failed call's error message (undefined when it succeeded). */
+  readonly error?: string;
 }
 
 /** A running set of call loops (see `steadyCalls`). */
@@ -324,11 +326,11 @@ export function steadyCalls(opts: {
   const loops = Object.entries(opts.calls).map(async ([label, call]) => {
     while (!stopped && performance.now() < endBy) {
       const startedAt = performance.now();
-      const ok = await call().then(
-        () => true,
-        () => false,
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
       );
-      log.push({ label, startedAt, endedAt: performance.now(), ok });
+      log.push({ label, startedAt, endedAt: performance.now(), ok: error === undefined, error });
       await delay(opts.gapMs);
     }
   });
@@ -353,6 +355,8 @@ export interface OutageSummary {
   readonly recoveredAfterMs: number;
   /** Whether the last call of the label succeeded (it serves again). */
   readonly servingAtEnd: boolean;
+  /** The failed calls' error messages, with their start in ms after `since`. */
+  readonly errors: readonly string[];
 }
 
 /** Summarise a stream log for one label since an event (e.g. the moment a master was killed). */
@@ -363,6 +367,7 @@ export function outage(log: readonly StreamCall[], label: string, since: number)
   return {
     calls: calls.length,
     failures: calls.filter((c) => !c.ok).length,
+    errors: calls.filter((c) => !c.ok).map((c) => `+${(c.startedAt - since).toFixed(0)}ms ${c.error ?? ""}`),
     recoveredAfterMs: lastFailure === -1 ? 0 : recovery ? recovery.endedAt - since : Number.POSITIVE_INFINITY,
     servingAtEnd: calls.at(-1)?.ok ?? false,
   };

@@ -6,6 +6,12 @@
  * the client's defined commands onto it and checks every command's keys) and its generic argument
  * encoding were the largest client cost in the cluster profile (bench/RESULTS.md).
  *
+ * A batch a node refused with CLUSTERDOWN ran nowhere either: during a planned failover a master
+ * that takes no part in it can see the moved slots unowned for a few milliseconds (it heard the old
+ * master step down before the new one claimed them) and refuses every command meanwhile. Such a
+ * batch is sent again after 2, 4, 8 and 16 ms (30 ms in all, past Envoy's 20 ms RLS deadline), then
+ * the refusal is its answer: a cluster that stays down fails fast.
+ *
  * A batch the server does not know the script of (NOSCRIPT: a fresh node after a failover, SCRIPT
  * FLUSH) goes once more as the defined command in a pipeline of its own, whose EVAL loads the script
  * on that node. A pipeline the cluster redirected or refused mid-migration, or that ioredis refused
@@ -41,11 +47,19 @@ export function sendClusterBatches(
   }
 }
 
+/** Pauses before each resend of a batch refused with CLUSTERDOWN (milliseconds). */
+export const CLUSTER_DOWN_PAUSES_MS: readonly number[] = [2, 4, 8, 16];
+
+const isClusterDown = (err: unknown): boolean =>
+  err instanceof Error && err.message.startsWith("CLUSTERDOWN");
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 function sendOne(
   cluster: Clustering,
   scripts: Scripts,
   send: SendOn,
   b: Batch,
+  resends = 0,
 ): Promise<(Outcome[] | Error)[]> {
   return send(
     b.slot,
@@ -54,10 +68,13 @@ function sendOne(
       void cluster.sendCommand(command);
       return command.promise;
     },
-    true,
+    resends === 0,
   ).then(
     (reply) => decodeBatch(reply, b.calls),
     (err: unknown) => {
+      const pauseMs = isClusterDown(err) ? CLUSTER_DOWN_PAUSES_MS[resends] : undefined;
+      if (pauseMs !== undefined)
+        return pause(pauseMs).then(() => sendOne(cluster, scripts, send, b, resends + 1));
       if (!isNoScript(err)) throw err;
       return send(b.slot, () => scripts.takeBatch(b.algorithm, b.calls)).catch((e: unknown) =>
         resendApart(cluster, scripts, send, b, e),

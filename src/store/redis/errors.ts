@@ -48,7 +48,7 @@ const RULES: readonly Rule[] = [
     test: /CLUSTERDOWN|TRYAGAIN|MOVED|ASK |ClusterAllFailed|slots cache|READONLY|MASTERDOWN|Too many Cluster redirections/i,
     code: "cluster",
     transient: true,
-    hint: "the cluster is resharding or failing over; ioredis retries",
+    hint: "the cluster is resharding or failing over; redirections are followed and CLUSTERDOWN resent briefly, then the failure policy decides",
   },
   {
     test: /certificate|ERR_TLS|SSL routines|wrong version number/i,
