@@ -364,6 +364,30 @@ describe("grpc server", () => {
     },
   );
 
+  it("keeps a connection that carries calls open past the idle timeout, and closes it once it goes quiet", async () => {
+    await server.close();
+    session.destroy();
+    await start({ idleTimeoutMs: 80 });
+    let goawayAt = 0;
+    session.once("goaway", () => {
+      goawayAt = performance.now();
+    });
+    // One call every 30 ms for 400 ms: five idle timeouts long, never 80 ms quiet.
+    const busyUntil = performance.now() + 400;
+    while (performance.now() < busyUntil) {
+      expect((await rawCall(session, { chunks: [hello] })).grpcStatus).toBe(Status.OK);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(goawayAt).toBe(0);
+    const quietSince = performance.now();
+    const deadline = quietSince + 2000;
+    while (goawayAt === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // Not before the timeout (the sweep runs every quarter of it: closed within 1-1.25 timeouts).
+    expect(goawayAt - quietSince).toBeGreaterThanOrEqual(80 - 35);
+    expect(goawayAt).toBeGreaterThan(0);
+    session = await rawSession(port);
+  });
+
   it("frees the in-flight slot of a call stalled inside its message once the connection stays idle", async () => {
     await server.close();
     session.destroy();
