@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { queuedTimers } from "../../../src/store/guard/timers.js";
+import { FakeTime } from "./fake-time.js";
+
+/** Queued timers over a fake clock and fake base timers: time moves only by `advance`. */
+function setup() {
+  const time = new FakeTime(0);
+  const timers = queuedTimers(time, () => time.now());
+  const fired: string[] = [];
+  const at = (name: string) => () => fired.push(`${name}@${time.now()}`);
+  return { time, timers, fired, at };
+}
+
+describe("queuedTimers", () => {
+  it("fires each callback once, no earlier than its duration, in the order set", async () => {
+    const { time, timers, fired, at } = setup();
+    timers.set(at("a"), 10);
+    await time.advance(3);
+    timers.set(at("b"), 10);
+    timers.set(at("c"), 10);
+    await time.advance(6);
+    expect(fired).toEqual([]);
+    await time.advance(1);
+    expect(fired).toEqual(["a@10"]);
+    await time.advance(3);
+    expect(fired).toEqual(["a@10", "b@13", "c@13"]);
+    await time.advance(50);
+    expect(fired).toHaveLength(3);
+  });
+
+  it("never fires a cleared callback, and arms one base timer per duration at a time", async () => {
+    const { time, timers, fired, at } = setup();
+    const handles = Array.from({ length: 100 }, (_, i) => timers.set(at(`t${i}`), 10));
+    expect(time.pendingTimers).toBe(1);
+    for (const h of handles.slice(0, 99)) timers.clear(h);
+    timers.clear(handles[0]); // twice: a no-op
+    await time.advance(10);
+    expect(fired).toEqual(["t99@10"]);
+    expect(time.pendingTimers).toBe(0);
+  });
+
+  it("keeps durations apart: a short one set after a long one fires first", async () => {
+    const { time, timers, fired, at } = setup();
+    timers.set(at("long"), 1000);
+    timers.set(at("short"), 5);
+    await time.advance(1000);
+    expect(fired).toEqual(["short@5", "long@1000"]);
+  });
+
+  it("skips cleared entries at the front and re-arms for the first live one", async () => {
+    const { time, timers, fired, at } = setup();
+    const first = timers.set(at("first"), 10);
+    await time.advance(4);
+    timers.set(at("second"), 10);
+    timers.clear(first);
+    await time.advance(6); // the base timer fires at 10 for the cleared entry
+    expect(fired).toEqual([]);
+    await time.advance(4);
+    expect(fired).toEqual(["second@14"]);
+  });
+
+  it("queues a timer set from inside a callback without arming a second base timer", async () => {
+    const { time, timers, fired, at } = setup();
+    timers.set(() => {
+      fired.push(`outer@${time.now()}`);
+      timers.set(at("inner"), 10);
+    }, 10);
+    await time.advance(10);
+    expect(time.pendingTimers).toBe(1);
+    await time.advance(10);
+    expect(fired).toEqual(["outer@10", "inner@20"]);
+  });
+
+  it("runs on Node's timers by default", async () => {
+    const timers = queuedTimers();
+    const started = performance.now();
+    const elapsed = await new Promise<number>((resolve) => {
+      timers.set(() => resolve(performance.now() - started), 20);
+    });
+    expect(elapsed).toBeGreaterThanOrEqual(19);
+  });
+});
