@@ -14,6 +14,8 @@ import { promisify } from "node:util";
 import { RLS_PATH } from "./frames.mjs";
 
 const run = promisify(execFile);
+/** `grpc-timeout` of every benchmark call (see `load`). */
+const GRPC_TIMEOUT = "1S";
 
 /** True when h2load is on PATH. */
 export async function haveH2load() {
@@ -80,6 +82,9 @@ export async function load({ port, rounds, seconds, streams, rps, outDir, label,
       rmSync(`${base}.log`, { force: true }); // h2load appends to an existing log file
       const args = ["-c", "1", "-t", "1", "-m", String(streams), "-D", `${Math.round(seconds * 1000)}ms`];
       args.push("-d", `${base}.body`, "-H", "content-type: application/grpc", "-H", "te: trailers");
+      // Envoy's gRPC client sends the call's timeout (the rate limit filter's, 20 ms by default), so
+      // each call carries a deadline; 1 s here, since at peak 512 streams queue for tens of ms.
+      args.push("-H", `grpc-timeout: ${GRPC_TIMEOUT}`);
       args.push("--log-file", `${base}.log`);
       if (rps) args.push("--rps", String(Math.max(1, Math.round(rps / frames.length))));
       args.push(`http://127.0.0.1:${port}${RLS_PATH}`);

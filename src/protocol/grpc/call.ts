@@ -7,6 +7,7 @@
  * headers, options and trailers are frozen constants.
  */
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { systemTimers, type TimerHandle } from "../../timers.js";
 import { frame, UnaryReader } from "./framing.js";
 import { encodeGrpcMessage, GrpcError, Status, type StatusCode } from "./status.js";
 
@@ -107,7 +108,7 @@ function onDeadline(call: UnaryCall): void {
 /** A call in progress; also the handler's CallContext. */
 export class UnaryCall implements CallContext {
   readonly deadline: number | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   private finished = false;
   private controller: AbortController | undefined;
   private readonly reader: UnaryReader;
@@ -123,7 +124,7 @@ export class UnaryCall implements CallContext {
     this.reader = new UnaryReader(host.maxMessageBytes);
     if (timeoutMs !== undefined) {
       this.deadline = Date.now() + timeoutMs;
-      if (timeoutMs <= MAX_TIMER_MS) this.timer = setTimeout(onDeadline, timeoutMs, this);
+      if (timeoutMs <= MAX_TIMER_MS) this.timer = systemTimers.set(() => onDeadline(this), timeoutMs);
     }
   }
 
@@ -228,7 +229,7 @@ export class UnaryCall implements CallContext {
   private settle(): boolean {
     if (this.finished) return false;
     this.finished = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) systemTimers.clear(this.timer);
     this.controller?.abort();
     this.host.callDone();
     return true;

@@ -2,8 +2,9 @@
  * Race a store call against a deadline. When the deadline wins, the call counts as failed and its late
  * answer (value or rejection) is dropped: nothing waits on it and no unhandled rejection escapes.
  */
+
+import type { Timers } from "../../timers.js";
 import { StoreError } from "../store.js";
-import type { Timers } from "./timers.js";
 
 /** Options of {@link withDeadline}. */
 export interface DeadlineOptions {

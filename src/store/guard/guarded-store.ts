@@ -4,6 +4,7 @@
  * (`local` fallback, `allow`, `deny`, `error`). See docs/resilience.md.
  */
 import { type Clock, type FailurePolicy, systemClock } from "../../engine/types.js";
+import { systemTimers, type Timers } from "../../timers.js";
 import { type Outcome, type Store, StoreError, type Take } from "../store.js";
 import { type BreakerSettings, type BreakerState, CircuitBreaker, type Transition } from "./breaker.js";
 import { type DeadlineOptions, withDeadline } from "./deadline.js";
@@ -11,7 +12,6 @@ import { type GuardEvents, type GuardLogger, noopGuardEvents, noopLogger } from 
 import { type InstanceCount, LocalFallback } from "./fallback.js";
 import { allowAll, denyAll, type PolicyResolver, resolveByTakes, unavailable } from "./policy.js";
 import { describeTransition, type GuardStatus, statusOf } from "./status.js";
-import { systemTimers, type Timers } from "./timers.js";
 
 /** Options of {@link GuardedStore}. */
 export interface GuardedStoreOptions {

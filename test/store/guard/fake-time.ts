@@ -3,7 +3,7 @@
  * that fall due, in order. Tests move time explicitly and never sleep.
  */
 import type { Clock } from "../../../src/engine/types.js";
-import type { TimerHandle, Timers } from "../../../src/store/guard/timers.js";
+import type { TimerHandle, Timers } from "../../../src/timers.js";
 
 interface Pending {
   readonly id: number;

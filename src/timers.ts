@@ -1,6 +1,7 @@
 /**
- * The timer seam of the guard. The deadline is a timer, not a clock read, so tests inject fake
- * timers driven by a fake clock and never sleep (see test/store/guard/fake-time.ts).
+ * Timers for deadlines: the store guard's (one per store call) and the gRPC call's (`grpc-timeout`,
+ * which Envoy sends on every rate limit call). A deadline is a timer, not a clock read, so tests
+ * inject fake timers driven by a fake clock and never sleep (see test/store/guard/fake-time.ts).
  */
 
 /** An opaque handle returned by {@link Timers.set}. */
@@ -102,5 +103,5 @@ export function queuedTimers(
   };
 }
 
-/** The guard's default timers: {@link queuedTimers} over Node's, unref'ed. */
+/** The default deadline timers: {@link queuedTimers} over Node's, unref'ed. */
 export const systemTimers: Timers = queuedTimers();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { queuedTimers } from "../../../src/store/guard/timers.js";
-import { FakeTime } from "./fake-time.js";
+import { queuedTimers } from "../src/timers.js";
+import { FakeTime } from "./store/guard/fake-time.js";
 
 /** Queued timers over a fake clock and fake base timers: time moves only by `advance`. */
 function setup() {
