@@ -27,78 +27,136 @@ export const nodeTimers: Timers = {
   },
 };
 
-/** One queued callback; `fn` is dropped when it is cleared. */
-interface Entry {
-  readonly at: number;
-  fn: (() => void) | undefined;
+/** Durations that can have a queue at once; a timer of any other duration is a `base` timer. */
+const MAX_QUEUES = 256;
+
+/**
+ * The callbacks of one duration in the order they fall due: a ring of due times (a typed array) and
+ * callbacks, so a pending timer is no heap object of its own (with 1 s deadlines, one object per
+ * call outlived the young generation and its promotion cost more than the Node timer it replaced).
+ * Entry `seq` (counted from the queue's first) sits at `(start + seq - headSeq) & mask`.
+ */
+class Queue {
+  at = new Float64Array(64);
+  fns: ((() => void) | undefined)[] = new Array(64).fill(undefined);
+  start = 0;
+  size = 0;
+  /** Sequence number of the entry at `start`. */
+  headSeq: number;
+  armed = false;
+
+  constructor(
+    readonly id: number,
+    readonly ms: number,
+    firstSeq: number,
+  ) {
+    this.headSeq = firstSeq;
+  }
+
+  push(at: number, fn: () => void): number {
+    if (this.size === this.at.length) this.#grow();
+    const i = (this.start + this.size) & (this.at.length - 1);
+    this.at[i] = at;
+    this.fns[i] = fn;
+    this.size++;
+    return this.headSeq + this.size - 1;
+  }
+
+  clear(seq: number): void {
+    const offset = seq - this.headSeq;
+    if (offset >= 0 && offset < this.size) this.fns[(this.start + offset) & (this.at.length - 1)] = undefined;
+  }
+
+  #grow(): void {
+    const n = this.at.length;
+    const at = new Float64Array(n * 2);
+    const fns: ((() => void) | undefined)[] = new Array(n * 2).fill(undefined);
+    for (let k = 0; k < n; k++) {
+      const i = (this.start + k) & (n - 1);
+      at[k] = this.at[i] as number;
+      fns[k] = this.fns[i];
+    }
+    this.at = at;
+    this.fns = fns;
+    this.start = 0;
+  }
 }
 
-/** The callbacks of one duration, in the order they fall due, behind one timer of `base`. */
-class Queue {
-  readonly entries: Entry[] = [];
-  head = 0;
-  armed = false;
+/** A timer set on `base` because every queue was taken (rare: many distinct durations at once). */
+class BaseHandle {
+  constructor(readonly handle: TimerHandle) {}
 }
 
 /**
  * Timers for many callbacks of the same few durations, such as the guard's deadline (one per store
- * call, always the same length). Callbacks of one duration fall due in the order they were set, so
- * each duration is a FIFO queue behind one timer of `base`, armed for its first entry: setting one
- * is an array push and clearing one drops its callback. The Node timer it replaces (a timer-list
- * insert, a libuv clock read, then a removal, on every store call) was ~1% of the CPU per decision
- * in the bench profile, three times over in a cluster (one guard per master a request touches).
- * Callbacks run no earlier than `ms` after they were set, like `setTimeout`'s.
+ * call, always the same length) and the gRPC call's. Callbacks of one duration fall due in the order
+ * they were set, so each duration is a FIFO queue behind one timer of `base`, armed for its first
+ * live entry: setting a timer appends to the queue, clearing one drops its callback. The Node timer
+ * this replaces (a timer-list insert and a libuv clock read, then a removal, on every call) showed in
+ * the bench profile on every decision, three times over in a cluster (one guard per master a request
+ * touches). Callbacks run no earlier than `ms` after they were set, like `setTimeout`'s. A handle is
+ * a number (the entry's sequence number and its queue), so setting a timer allocates nothing.
  */
 export function queuedTimers(
   base: Timers = nodeTimers,
   now: () => number = performance.now.bind(performance),
 ): Timers {
-  const queues = new Map<number, Queue>();
-  const arm = (ms: number, q: Queue) => {
-    const first = q.entries[q.head];
-    if (first === undefined) {
-      queues.delete(ms);
+  const byMs = new Map<number, Queue>();
+  const byId: (Queue | undefined)[] = new Array(MAX_QUEUES).fill(undefined);
+  const freeIds = Array.from({ length: MAX_QUEUES }, (_, i) => MAX_QUEUES - 1 - i);
+  /** Sequence numbers below this were handed out by queues now gone: a new queue starts here. */
+  let seqFloor = 0;
+
+  const arm = (q: Queue) => {
+    if (q.size === 0) {
+      // Gone until a timer of this duration is set again; its handles can never match a later queue.
+      byMs.delete(q.ms);
+      byId[q.id] = undefined;
+      freeIds.push(q.id);
+      seqFloor = Math.max(seqFloor, q.headSeq);
       return;
     }
     q.armed = true;
-    base.set(() => fire(ms, q), Math.max(0, first.at - now()));
+    base.set(() => fire(q), Math.max(0, (q.at[q.start] as number) - now()));
   };
-  const fire = (ms: number, q: Queue) => {
+  const fire = (q: Queue) => {
     // Still armed while callbacks run: one that sets a timer of this duration only queues it.
     const t = now();
-    const { entries } = q;
-    while (q.head < entries.length) {
-      const e = entries[q.head] as Entry;
-      if (e.at > t && e.fn !== undefined) break;
-      q.head++;
-      const fn = e.fn;
-      e.fn = undefined;
+    while (q.size > 0) {
+      const i = q.start;
+      const fn = q.fns[i];
+      if (fn !== undefined && (q.at[i] as number) > t) break;
+      q.fns[i] = undefined;
+      q.start = (i + 1) & (q.at.length - 1);
+      q.size--;
+      q.headSeq++;
       fn?.();
     }
-    if (q.head === entries.length) {
-      entries.length = 0;
-      q.head = 0;
-    } else if (q.head > 1024 && q.head * 2 > entries.length) {
-      entries.splice(0, q.head);
-      q.head = 0;
-    }
     q.armed = false;
-    arm(ms, q);
+    arm(q);
   };
   return {
     set(fn, ms) {
-      let q = queues.get(ms);
+      let q = byMs.get(ms);
       if (q === undefined) {
-        q = new Queue();
-        queues.set(ms, q);
+        const id = freeIds.pop();
+        if (id === undefined) return new BaseHandle(base.set(fn, ms));
+        q = new Queue(id, ms, seqFloor);
+        byMs.set(ms, q);
+        byId[id] = q;
       }
-      const entry: Entry = { at: now() + ms, fn };
-      q.entries.push(entry);
-      if (!q.armed) arm(ms, q);
-      return entry;
+      const seq = q.push(now() + ms, fn);
+      if (!q.armed) arm(q);
+      return seq * MAX_QUEUES + q.id;
     },
     clear(handle) {
-      (handle as Entry).fn = undefined;
+      if (handle instanceof BaseHandle) {
+        base.clear(handle.handle);
+        return;
+      }
+      if (typeof handle !== "number") return;
+      const id = handle % MAX_QUEUES;
+      byId[id]?.clear((handle - id) / MAX_QUEUES);
     },
   };
 }

@@ -71,6 +71,41 @@ describe("queuedTimers", () => {
     expect(fired).toEqual(["outer@10", "inner@20"]);
   });
 
+  it("ignores a stale handle once its duration's queue is gone and its slot serves another", async () => {
+    const { time, timers, fired, at } = setup();
+    const stale = timers.set(at("old"), 10);
+    await time.advance(10); // fires; the queue of 10 ms empties and is dropped
+    timers.set(at("new"), 20); // a new queue, which may reuse the dropped one's slot
+    timers.clear(stale);
+    await time.advance(20);
+    expect(fired).toEqual(["old@10", "new@30"]);
+  });
+
+  it("uses base timers for durations past the queues it keeps, and clears them there too", async () => {
+    const { time, timers, fired, at } = setup();
+    for (let ms = 1; ms <= 256; ms++) timers.set(() => {}, 1000 + ms);
+    expect(time.pendingTimers).toBe(256);
+    const kept = timers.set(at("past"), 5);
+    const cleared = timers.set(at("cleared"), 6);
+    expect(time.pendingTimers).toBe(258);
+    timers.clear(cleared);
+    await time.advance(10);
+    expect(fired).toEqual(["past@5"]);
+    expect(kept).not.toBeTypeOf("number");
+  });
+
+  it("keeps order and callbacks across the ring's growth", async () => {
+    const { time, timers, fired } = setup();
+    const handles: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      handles.push(timers.set(() => fired.push(String(i)), 10));
+      if (i % 3 === 0) await time.advance(0.01);
+    }
+    for (let i = 0; i < 300; i += 2) timers.clear(handles[i]);
+    await time.advance(20);
+    expect(fired).toEqual(Array.from({ length: 150 }, (_, k) => String(2 * k + 1)));
+  });
+
   it("runs on Node's timers by default", async () => {
     const timers = queuedTimers();
     const started = performance.now();
