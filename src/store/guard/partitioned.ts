@@ -50,29 +50,42 @@ export class PartitionedGuard implements Store {
 
   /** A call spanning nodes: each node's part in parallel, refunded when another part denies. */
   async #takeParts(takes: readonly Take[], nodes: readonly string[]): Promise<Outcome[]> {
-    const parts = groupBy(
-      takes.map((_, i) => i),
-      (i) => nodes[i] as string,
-    );
-    const entries = [...parts.entries()];
+    // Parts in first-seen order; a request spans a few nodes, so a scan finds a take's part.
+    const partNodes: string[] = [];
+    const parts: number[][] = [];
+    for (let i = 0; i < takes.length; i++) {
+      const p = partNodes.indexOf(nodes[i] as string);
+      if (p >= 0) (parts[p] as number[]).push(i);
+      else {
+        partNodes.push(nodes[i] as string);
+        parts.push([i]);
+      }
+    }
     const answers = await Promise.all(
-      entries.map(([node, indexes]) => this.#guard(node).take(indexes.map((i) => takes[i] as Take))),
+      parts.map((indexes, p) =>
+        this.#guard(partNodes[p] as string).take(indexes.map((i) => takes[i] as Take)),
+      ),
     );
     const out: Outcome[] = new Array(takes.length);
-    entries.forEach(([, indexes], p) => {
-      indexes.forEach((i, j) => {
-        out[i] = answers[p]?.[j] as Outcome;
-      });
-    });
-    if (out.every((o) => o.allowed)) return out;
+    let allAllowed = true;
+    for (let p = 0; p < parts.length; p++) {
+      const indexes = parts[p] as number[];
+      const answer = answers[p] as Outcome[];
+      for (let j = 0; j < indexes.length; j++) {
+        const o = answer[j] as Outcome;
+        out[indexes[j] as number] = o;
+        if (!o.allowed) allAllowed = false;
+      }
+    }
+    if (allAllowed) return out;
     // Some part denied: give back what the parts that passed charged.
     await Promise.all(
-      entries.map(([node, indexes], p) => {
+      parts.map((indexes, p) => {
         if (!answers[p]?.every((o) => o.allowed)) return Promise.resolve();
         const charged = indexes.map((i) => takes[i] as Take).filter((t) => t.cost > 0);
         return charged.length === 0
           ? Promise.resolve()
-          : this.#guard(node)
+          : this.#guard(partNodes[p] as string)
               .refund(charged)
               .catch(() => {});
       }),

@@ -34,6 +34,26 @@ describe("groupTakes", () => {
     // The slots the Redis docs give for CLUSTER KEYSLOT {user1000}.following and somekey.
     expect(groups.map((g) => g.slot)).toEqual([3443, 11058]);
   });
+
+  it("groups a large call (past the linear scan) the same way, in first-seen order", () => {
+    const takes = Array.from({ length: 40 }, (_, i) => ({
+      key: `tl:v1:{t${i % 5}}:g${i}`,
+      policy: i % 2 === 0 ? gcra : fw,
+      cost: 1,
+    }));
+    const big = groupTakes(takes, { bySlot: true });
+    // Any 10 consecutive takes cover all 10 (tag, algorithm) pairs: the same groups in small calls.
+    const small = groupTakes(takes.slice(0, 10), { bySlot: true });
+    expect(big.map((g) => [g.slot, g.algorithm])).toEqual(small.map((g) => [g.slot, g.algorithm]));
+    expect(big).toHaveLength(10);
+    for (const g of big) {
+      expect(g.indexes).toHaveLength(4);
+      g.indexes.forEach((index, i) => {
+        expect(takes[index]).toBe(g.takes[i]);
+        expect(index % 10).toBe((g.indexes[0] ?? 0) % 10);
+      });
+    }
+  });
 });
 
 describe("groupKeysBySlot", () => {
