@@ -87,6 +87,24 @@ describe("encodeBatchEvalsha", () => {
     }
   });
 
+  it("writes the same bytes when policy objects are shared across takes and calls, as the config's are", () => {
+    const policies = [
+      { limit: 100, periodMs: 1000, burst: 200 },
+      { limit: 7, periodMs: 60_000, burst: 0 },
+      { limit: 2.5, periodMs: 3_600_000, burst: 12 },
+    ];
+    const calls = Array.from({ length: 50 }, (_, c) =>
+      Array.from({ length: 1 + (c % 3) }, (_, i) => ({
+        key: `tl:v1:{t${c}}:g${i}`,
+        cost: [1, 0, 12, 1.5][(c + i) % 4] ?? 1,
+        policy: policies[(c + i) % 3] ?? { limit: 1, periodMs: 1, burst: 1 },
+      })),
+    );
+    same(calls);
+    same(calls); // the second time from the policies' written bytes
+    same(calls.map((takes) => takes.map((t) => ({ ...t, policy: { ...t.policy } })))); // fresh objects
+  });
+
   it("hands out buffers that later commands do not overwrite", () => {
     const first = encodeBatchEvalsha(SHA, [[take("first-key", 1, 10, 1000, 0)]]);
     const copy = Buffer.from(first);
