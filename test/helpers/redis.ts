@@ -174,6 +174,37 @@ export async function waitClusterOk(ports: readonly number[], timeoutMs = 20_000
   throw new Error(`cluster on ports ${ports.join(",")} did not reach cluster_state:ok`);
 }
 
+/**
+ * Wait until every node of `ports` sees the same shape: `masters` masters serving slots, each with
+ * `replicas` replicas. Right after `redis-cli --cluster create` a node may still list a replica-to-be
+ * as a master without slots (gossip has not carried the `CLUSTER REPLICATE` yet), even with
+ * cluster_state:ok everywhere; a failover test that picks its victim then can find no replica of it.
+ */
+export async function waitClusterShape(
+  ports: readonly number[],
+  masters: number,
+  replicas: number,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const settled = async (port: number) => {
+    const nodes = await clusterNodes(port).catch(() => []);
+    const serving = nodes.filter((n) => n.role === "master" && n.slots.length > 0);
+    return (
+      nodes.length === ports.length &&
+      serving.length === masters &&
+      serving.every((m) => nodes.filter((n) => n.masterId === m.id).length === replicas)
+    );
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await Promise.all(ports.map(settled))).every(Boolean)) return;
+    await delay(50);
+  }
+  throw new Error(
+    `cluster on ports ${ports.join(",")} did not settle to ${masters} masters × ${replicas} replicas`,
+  );
+}
+
 /** Shape of a test cluster. */
 export interface StartClusterOptions {
   readonly masters: number;
@@ -183,7 +214,10 @@ export interface StartClusterOptions {
   readonly nodeTimeoutMs?: number;
 }
 
-/** Start cluster-enabled servers, create the cluster and wait for cluster_state:ok on all. */
+/**
+ * Start cluster-enabled servers, create the cluster and wait for cluster_state:ok on all (and, with
+ * replicas, until every node sees each master's replicas).
+ */
 export async function startCluster(opts: StartClusterOptions = { masters: 3 }): Promise<RedisCluster> {
   const replicas = opts.replicas ?? 0;
   const nodes: RedisServer[] = [];
@@ -208,6 +242,12 @@ export async function startCluster(opts: StartClusterOptions = { masters: 3 }): 
       },
     );
     await waitClusterOk(nodes.map((n) => n.port));
+    if (replicas > 0)
+      await waitClusterShape(
+        nodes.map((n) => n.port),
+        opts.masters,
+        replicas,
+      );
   } catch (err) {
     await stop();
     throw err;
