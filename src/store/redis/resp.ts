@@ -183,9 +183,6 @@ function policyBytes(p: EncodablePolicy): Buffer {
   return bytes;
 }
 
-/** `$1\r\n<d>\r\n` for the costs 0-9 (nearly every take costs 1). */
-const SMALL_COSTS = Array.from({ length: 10 }, (_, d) => Buffer.from(`$1\r\n${d}\r\n`, "latin1"));
-
 /**
  * The EVALSHA of one lua/batch.lua call over `calls`, written straight from the takes: the bytes of
  * `encodeEvalsha(sha, encodeBatch(calls))` (a test compares them) without building the ~15-argument
@@ -213,14 +210,8 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
   for (const takes of calls) pos = writeNumberBulk(buf, pos, takes.length);
   for (const takes of calls)
     for (const t of takes) {
-      const cost = t.cost;
-      const small = Number.isInteger(cost) ? SMALL_COSTS[cost] : undefined;
-      if (small === undefined) pos = writeNumberBulk(buf, pos, cost);
-      else {
-        buf.set(small, pos);
-        pos += small.length;
-      }
-      const policy = policyBulks.get(t.policy) as Buffer; // set by the size pass above
+      pos = writeNumberBulk(buf, pos, t.cost);
+      const policy = policyBytes(t.policy);
       buf.set(policy, pos);
       pos += policy.length;
     }
