@@ -20,7 +20,7 @@ import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import type { QueryBounds } from "./protocol/codec.js";
 import { createCheckMethod } from "./protocol/ext-authz.js";
-import { createGrpcServer, type GrpcServer } from "./protocol/grpc/server.js";
+import { createGrpcServer, type GrpcServer, type GrpcTransport } from "./protocol/grpc/server.js";
 import { HealthState, healthMethod } from "./protocol/health.js";
 import { createHttpServer, type HttpServer } from "./protocol/http.js";
 import { quotaRoutes } from "./protocol/quota.js";
@@ -129,6 +129,7 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     ],
     maxMessageBytes: settings.maxMessageBytes,
     maxInFlight: settings.maxInFlight,
+    transport: settings.grpcTransport as GrpcTransport,
     ...(settings.tlsCert
       ? {
           tls: {

@@ -118,6 +118,14 @@ export const SETTINGS = {
     min: 1024,
     doc: "Largest gRPC or `/json` request body; larger is RESOURCE_EXHAUSTED / 413 (sent with `connection: close` once the upload ends; past 4× the bound the connection is cut).",
   }),
+  grpcTransport: spec({
+    kind: "enum",
+    flag: "--grpc-transport",
+    env: "TOLLGATE_GRPC_TRANSPORT",
+    default: "tollgate",
+    values: ["tollgate", "node"],
+    doc: "HTTP/2 implementation of the gRPC port: `tollgate` (its own, about half the CPU per call) or `node` (node:http2). Same behaviour; see docs/operations.md.",
+  }),
   maxInFlight: spec({
     kind: "int",
     flag: "--max-in-flight",

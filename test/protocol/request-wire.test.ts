@@ -6,19 +6,14 @@ import type { RateLimitUnit } from "../../src/gen/envoy/type/v3/ratelimit_unit_p
 import { DEFAULT_BOUNDS, toQuery } from "../../src/protocol/codec.js";
 import { GrpcError, Status } from "../../src/protocol/grpc/status.js";
 import { readRequest } from "../../src/protocol/request-wire.js";
+import { Prng } from "../fuzz/prng.js";
 
 type RequestInit = MessageInitShape<typeof RateLimitRequestSchema>;
 
-/** Small deterministic PRNG (mulberry32) so a failure names a reproducible seed. */
+/** Small deterministic PRNG (mulberry32, the fuzz suite's) so a failure names a reproducible seed. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const p = new Prng(seed);
+  return () => p.next();
 }
 
 const WORDS = [

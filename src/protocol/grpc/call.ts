@@ -6,7 +6,6 @@
  * per request), the AbortController is created only when a handler reads `signal`, and the response
  * headers, options and trailers are frozen constants.
  */
-import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { systemTimers, type TimerHandle } from "../../timers.js";
 import { frame, UnaryReader } from "./framing.js";
 import { encodeGrpcMessage, GrpcError, Status, type StatusCode } from "./status.js";
@@ -18,9 +17,31 @@ export interface CallContext {
   /** Aborted when the deadline passes, the client cancels or the server closes. */
   readonly signal: AbortSignal;
   /** Request headers (custom metadata included, lower-case names). */
-  readonly headers: IncomingHttpHeaders;
+  readonly headers: CallHeaders;
   /** Remote address of the connection. */
   readonly peer: string | undefined;
+}
+
+/** Request headers as a transport hands them over: lower-case names. */
+export type CallHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * The transport's side of one call (protocol/grpc/server.ts has one over node:http2, one over the
+ * own HTTP/2 connection of protocol/h2).
+ */
+export interface CallStream {
+  /** Nothing more can be sent: answered, reset or its connection gone. */
+  readonly destroyed: boolean;
+  /** Response headers already went out. */
+  readonly headersSent: boolean;
+  /** Remote address of the connection. */
+  readonly peer: string | undefined;
+  /** `:status 200`, `content-type: application/grpc`, `framed` as DATA, then trailers `grpc-status: 0`. */
+  respondOk(framed: Buffer): void;
+  /** One HEADERS frame that ends the stream: `:status 200`, gRPC content-type, then `fields`. */
+  respondTrailersOnly(fields: readonly (readonly [string, string])[]): void;
+  /** Reset the stream. */
+  destroy(): void;
 }
 
 /** One unary RPC: `/package.Service/Method`, its codecs and its handler. */
@@ -48,10 +69,6 @@ export interface CallHost {
   readonly rejected?: (reason: "invalid_argument" | "deadline") => void;
 }
 
-const OK_HEADERS = Object.freeze({ ":status": 200, "content-type": "application/grpc" });
-const OK_OPTIONS = Object.freeze({ waitForTrailers: true });
-const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
-const END_STREAM = Object.freeze({ endStream: true });
 /**
  * Longest delay a Node timer can hold (2^31-1 ms, about 24.8 days); a longer one fires after 1 ms.
  * `grpc-timeout` allows up to 99999999H, so a deadline past this is kept but never armed.
@@ -68,35 +85,18 @@ function safeCode(code: StatusCode): StatusCode {
 
 /** Answer trailers-only: status and message in the one HEADERS frame, which ends the stream. */
 export function trailersOnly(
-  stream: ServerHttp2Stream,
+  stream: CallStream,
   code: StatusCode,
   message: string,
   extra?: Readonly<Record<string, string>>,
 ): void {
   if (stream.destroyed || stream.headersSent) return;
-  try {
-    stream.respond(
-      {
-        ":status": 200,
-        "content-type": "application/grpc",
-        "grpc-status": String(safeCode(code)),
-        "grpc-message": encodeGrpcMessage(message),
-        ...extra,
-      },
-      END_STREAM,
-    );
-  } catch {
-    // The session went away between the check and the write: nothing left to answer.
-    stream.destroy();
-  }
-}
-
-function sendOkTrailers(this: ServerHttp2Stream): void {
-  try {
-    this.sendTrailers(OK_TRAILERS);
-  } catch {
-    this.destroy();
-  }
+  const fields: [string, string][] = [
+    ["grpc-status", String(safeCode(code))],
+    ["grpc-message", encodeGrpcMessage(message)],
+  ];
+  if (extra) for (const [name, value] of Object.entries(extra)) fields.push([name, value]);
+  stream.respondTrailersOnly(fields);
 }
 
 function onDeadline(call: UnaryCall): void {
@@ -114,8 +114,8 @@ export class UnaryCall implements CallContext {
   private readonly reader: UnaryReader;
 
   constructor(
-    readonly stream: ServerHttp2Stream,
-    readonly headers: IncomingHttpHeaders,
+    readonly stream: CallStream,
+    readonly headers: CallHeaders,
     private readonly method: UnaryMethod,
     private readonly gzip: boolean,
     timeoutMs: number | undefined,
@@ -135,7 +135,7 @@ export class UnaryCall implements CallContext {
   }
 
   get peer(): string | undefined {
-    return this.stream.session?.socket?.remoteAddress;
+    return this.stream.peer;
   }
 
   /** A DATA chunk arrived. */
@@ -198,9 +198,7 @@ export class UnaryCall implements CallContext {
     const stream = this.stream;
     if (stream.destroyed) return;
     try {
-      stream.respond(OK_HEADERS, OK_OPTIONS);
-      stream.on("wantTrailers", sendOkTrailers);
-      stream.end(framed);
+      stream.respondOk(framed);
     } catch (err) {
       // The session closed under us (nobody awaits run(): nothing may escape).
       this.host.onError(err, "respond");

@@ -5,6 +5,7 @@ import {
   type CallContext,
   createGrpcServer,
   type GrpcServer,
+  type GrpcTransport,
   type UnaryMethod,
 } from "../../../src/protocol/grpc/server.js";
 import { GrpcError, Status } from "../../../src/protocol/grpc/status.js";
@@ -35,6 +36,7 @@ async function start(opts: { maxInFlight?: number; idleTimeoutMs?: number } = {}
   server = createGrpcServer({
     methods: [echo],
     maxMessageBytes: MAX,
+    transport,
     ...opts,
     onError: (err) => errors.push(err),
   });
@@ -44,17 +46,21 @@ async function start(opts: { maxInFlight?: number; idleTimeoutMs?: number } = {}
 
 const hello = grpcFrame(Buffer.from("hello"));
 
-beforeEach(async () => {
-  handler = async (input) => input;
-  await start();
-});
+const TRANSPORTS: readonly GrpcTransport[] = ["tollgate", "node"];
+let transport: GrpcTransport;
 
-afterEach(async () => {
-  session.destroy();
-  await server.close();
-});
+describe.each(TRANSPORTS)("grpc server (%s transport)", (t) => {
+  beforeEach(async () => {
+    transport = t;
+    handler = async (input) => input;
+    await start();
+  });
 
-describe("grpc server", () => {
+  afterEach(async () => {
+    session.destroy();
+    await server.close();
+  });
+
   it("answers a unary call with headers, one framed message and grpc-status 0 in trailers", async () => {
     const reply = await rawCall(session, { chunks: [hello] });
     expect(reply.headers[":status"]).toBe(200);

@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGrpcServer, type GrpcServer, type TlsOptions } from "../../../src/protocol/grpc/server.js";
+import {
+  createGrpcServer,
+  type GrpcServer,
+  type GrpcTransport,
+  type TlsOptions,
+} from "../../../src/protocol/grpc/server.js";
 import { Status } from "../../../src/protocol/grpc/status.js";
 import { HealthState, healthMethod } from "../../../src/protocol/health.js";
 import { callError, createHealthClient } from "../../helpers/official-client.js";
@@ -83,10 +88,11 @@ async function makeCerts(): Promise<void> {
 }
 
 const servers: GrpcServer[] = [];
+let transport: GrpcTransport;
 async function serve(tls: TlsOptions): Promise<string> {
   const state = new HealthState();
   state.setServing(true);
-  const server = createGrpcServer({ methods: [healthMethod(state)], maxMessageBytes: 1024, tls });
+  const server = createGrpcServer({ methods: [healthMethod(state)], maxMessageBytes: 1024, tls, transport });
   servers.push(server);
   return `localhost:${(await server.listen("127.0.0.1", 0)).port}`;
 }
@@ -103,7 +109,11 @@ const get = (name: string): Buffer => {
   return b;
 };
 
-describe("grpc server over TLS", () => {
+describe.each(["tollgate", "node"] as const)("grpc server over TLS (%s transport)", (t) => {
+  beforeAll(() => {
+    transport = t;
+  });
+
   it("serves a client that trusts its CA", async () => {
     const address = await serve({ cert: get("server.crt"), key: get("server.key") });
     const client = createHealthClient(address, { ca: get("ca.crt") });

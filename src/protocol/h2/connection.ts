@@ -1,0 +1,787 @@
+/**
+ * The server side of one HTTP/2 connection (RFC 9113), just what a unary gRPC server needs: streams
+ * the client opens, their header blocks (HPACK), request DATA, and answers of HEADERS, DATA and
+ * trailers. No server push, no priorities (PRIORITY is read and ignored), no HTTP/1 upgrade.
+ *
+ * Why not node:http2: it builds a Duplex stream, a header object round trip and several events and
+ * ticks per request; bench/RESULTS.md ("Own HTTP/2 transport") has the profile. Here a request is a
+ * small record, its frames are parsed straight from the socket's chunks, and every answer of a turn
+ * is written into one buffer that goes out in one socket write (at `setImmediate`, the point where
+ * node:http2 writes too).
+ *
+ * Flow control: the connection receive window is raised to 2^30 at once and topped up as it is
+ * consumed; each stream keeps the default 65,535 and gets WINDOW_UPDATEs while it is still sending,
+ * so a large message is read at the pace the call consumes it. Sending honours the peer's connection
+ * and stream windows and its SETTINGS_MAX_FRAME_SIZE; DATA that does not fit waits (with the
+ * trailers behind it) for the peer's WINDOW_UPDATE. Output is paused on socket backpressure: the
+ * connection stops reading until the socket drains.
+ *
+ * Errors: a connection error sends GOAWAY with its code and ends the connection; a stream error
+ * resets that stream (RST_STREAM). Either is reported to `onError` and never throws out.
+ */
+import type { Socket } from "node:net";
+import {
+  COMPRESSION_ERROR,
+  CONTINUATION,
+  DATA,
+  DEFAULT_MAX_FRAME,
+  DEFAULT_WINDOW,
+  ENHANCE_YOUR_CALM,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FLAG_PADDED,
+  FLAG_PRIORITY,
+  FLOW_CONTROL_ERROR,
+  FRAME_SIZE_ERROR,
+  GOAWAY,
+  H2Error,
+  HEADERS,
+  INITIAL_WINDOW_SIZE,
+  MAX_FRAME_LIMIT,
+  MAX_FRAME_SIZE,
+  MAX_WINDOW,
+  NO_ERROR,
+  PING,
+  PREFACE,
+  PROTOCOL_ERROR,
+  PUSH_PROMISE,
+  REFUSED_STREAM,
+  RST_STREAM,
+  SETTINGS,
+  STREAM_CLOSED,
+  WINDOW_UPDATE,
+} from "./frames.js";
+import { HpackDecoder, HpackError } from "./hpack.js";
+
+/** What a stream reports to whoever took it (a gRPC call). */
+export interface StreamHandler {
+  /** A chunk of request DATA (a view into the connection's input: read it before returning or copy). */
+  push(chunk: Buffer): void;
+  /** The client ended its side (END_STREAM). */
+  run(): void;
+  /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
+  closed(): void;
+}
+
+/** Request headers: lower-case names; repeated fields joined with ", " (cookies with "; "). */
+export type H2Headers = Record<string, string>;
+
+export interface H2ConnectionOptions {
+  /** A new stream with its request headers; set `stream.handler` to hear its data, or answer it. */
+  readonly onStream: (stream: H2Stream) => void;
+  /** Connection and stream errors of the peer (the connection or stream is cut; nothing throws). */
+  readonly onError: (err: unknown, where: "session" | "stream") => void;
+}
+
+/** Largest header block (HEADERS + CONTINUATION) accepted: past it the connection ends. */
+const MAX_HEADER_BLOCK = 256 * 1024;
+/** Largest header list (RFC 9113 §6.5.2 octets) a request may carry: past it, REFUSED_STREAM. */
+const MAX_HEADER_LIST = 65_536;
+/** Most header fields a request may carry: past it, ENHANCE_YOUR_CALM (node:http2's bounds, too). */
+const MAX_HEADER_PAIRS = 128;
+/** Our connection receive window, announced at the start and kept topped up. */
+const CONNECTION_WINDOW = 1 << 30;
+const EMPTY = Buffer.alloc(0);
+
+/** One client-initiated stream. */
+export class H2Stream {
+  handler: StreamHandler | undefined = undefined;
+  /** Our send window on this stream. */
+  sendWindow: number;
+  /** What the client may still send before our next WINDOW_UPDATE. */
+  recvWindow = DEFAULT_WINDOW;
+  remoteEnded = false;
+  localEnded = false;
+  isClosed = false;
+  headersSent = false;
+  /** DATA waiting for window, and what follows it. */
+  pending: Buffer | undefined = undefined;
+  pendingEnd = false;
+  pendingTrailers: Buffer | undefined = undefined;
+
+  constructor(
+    readonly id: number,
+    readonly connection: H2Connection,
+    readonly headers: H2Headers,
+    sendWindow: number,
+  ) {
+    this.sendWindow = sendWindow;
+  }
+
+  /** Nothing more can be sent on it. */
+  get destroyed(): boolean {
+    return this.isClosed || this.localEnded;
+  }
+
+  get peer(): string | undefined {
+    return this.connection.remoteAddress;
+  }
+
+  /**
+   * Answer: HEADERS with `headerBlock`, then `body` as DATA (if any), then `trailerBlock` as a HEADERS
+   * frame that ends the stream; without trailers the last frame sent carries END_STREAM.
+   */
+  respond(headerBlock: Buffer, body: Buffer | undefined, trailerBlock: Buffer | undefined): void {
+    this.connection.respond(this, headerBlock, body, trailerBlock);
+  }
+
+  /** Reset the stream (RST_STREAM CANCEL, or `code`). */
+  destroy(code = 0x8): void {
+    this.connection.reset(this, code);
+  }
+}
+
+type Pending = { conn: H2Connection[]; scheduled: boolean };
+/** Connections with output this turn: flushed together at `setImmediate`. */
+const dirty: Pending = { conn: [], scheduled: false };
+
+function flushDirty(): void {
+  const list = dirty.conn;
+  dirty.scheduled = false;
+  dirty.conn = [];
+  for (let i = 0; i < list.length; i++) (list[i] as H2Connection).flush();
+}
+
+export class H2Connection {
+  /** Frames received so far: the idle sweep compares it between sweeps. */
+  activity = 0;
+  readonly remoteAddress: string | undefined;
+  readonly #socket: Socket;
+  readonly #opts: H2ConnectionOptions;
+  readonly #decoder = new HpackDecoder(4096);
+  readonly #streams = new Map<number, H2Stream>();
+  #input: Buffer | undefined = undefined;
+  #prefaceSeen = false;
+  #settingsSeen = false;
+  #lastStreamId = 0;
+  /** GOAWAY sent: no new streams; the connection ends when the last one closes. */
+  #goingAway = false;
+  #dead = false;
+  #closeHandled = false;
+  #peerEnded = false;
+  #peerInitialWindow = DEFAULT_WINDOW;
+  #peerMaxFrame = DEFAULT_MAX_FRAME;
+  #sendWindow = DEFAULT_WINDOW;
+  #recvWindow = DEFAULT_WINDOW;
+  /** Header block in progress (HEADERS without END_HEADERS, then CONTINUATION). */
+  #blockStream = 0;
+  #blockFlags = 0;
+  #blockParts: Buffer[] = [];
+  #blockBytes = 0;
+  #out: Buffer = Buffer.allocUnsafe(16_384);
+  #outLen = 0;
+  #dirty = false;
+  #blocked: H2Stream[] = [];
+  #closeListeners: (() => void)[] = [];
+  /** Fields of the header block being decoded. */
+  #fields: H2Headers = {};
+  /** Fields and octets (RFC 9113 §6.5.2: name + value + 32 each) of the block being decoded. */
+  #fieldCount = 0;
+  #fieldBytes = 0;
+  readonly #emit = (name: string, value: string): void => {
+    this.#fieldCount++;
+    this.#fieldBytes += name.length + value.length + 32;
+    if (this.#fieldBytes > MAX_HEADER_LIST || this.#fieldCount > MAX_HEADER_PAIRS) return;
+    const fields = this.#fields;
+    const prev = fields[name];
+    if (prev === undefined) {
+      if (name !== "__proto__") fields[name] = value;
+    } else fields[name] = `${prev}${name === "cookie" ? "; " : ", "}${value}`;
+  };
+
+  constructor(socket: Socket, opts: H2ConnectionOptions) {
+    this.#socket = socket;
+    this.#opts = opts;
+    this.remoteAddress = socket.remoteAddress;
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    socket.on("end", () => this.#onEnd());
+    socket.on("error", (err) => {
+      if (!this.#dead) this.#opts.onError(err, "session");
+      socket.destroy();
+    });
+    socket.on("close", () => this.#onClose());
+    socket.on("drain", () => {
+      if (!this.#dead) socket.resume();
+    });
+    // Our SETTINGS (defaults suit us) and the larger connection window.
+    this.#frameHeader(0, SETTINGS, 0, 0);
+    this.#frameHeader(4, WINDOW_UPDATE, 0, 0);
+    this.#u32(CONNECTION_WINDOW - DEFAULT_WINDOW);
+    this.#recvWindow = CONNECTION_WINDOW;
+    this.#markDirty();
+  }
+
+  /** Streams open now. */
+  get streamCount(): number {
+    return this.#streams.size;
+  }
+
+  /** The socket is gone. */
+  get closed(): boolean {
+    return this.#socket.destroyed;
+  }
+
+  onClose(listener: () => void): void {
+    if (this.#socket.destroyed) listener();
+    else this.#closeListeners.push(listener);
+  }
+
+  /** Graceful close: GOAWAY, no new streams; ends once the open ones finish (at once without any). */
+  close(): void {
+    if (this.#dead) return;
+    if (!this.#goingAway) {
+      this.#goingAway = true;
+      this.#goaway(NO_ERROR);
+    }
+    if (this.#streams.size === 0) this.#end();
+  }
+
+  /** Cut at once: its streams are closed before this returns. */
+  destroy(): void {
+    this.#dead = true;
+    this.#socket.destroy();
+    this.#onClose();
+  }
+
+  // ---- input ----
+
+  #onData(chunk: Buffer): void {
+    if (this.#dead) return;
+    this.activity++;
+    let buf = chunk;
+    const rest = this.#input;
+    if (rest !== undefined) {
+      buf = Buffer.concat([rest, chunk]);
+      this.#input = undefined;
+    }
+    let pos = 0;
+    try {
+      if (!this.#prefaceSeen) {
+        const n = Math.min(buf.length, PREFACE.length);
+        if (buf.compare(PREFACE, 0, n, 0, n) !== 0)
+          throw new H2Error(PROTOCOL_ERROR, "bad connection preface");
+        if (buf.length < PREFACE.length) {
+          this.#input = buf;
+          return;
+        }
+        this.#prefaceSeen = true;
+        pos = PREFACE.length;
+      }
+      const len = buf.length;
+      while (len - pos >= 9) {
+        const size =
+          (buf[pos] as number) * 65536 + ((buf[pos + 1] as number) << 8) + (buf[pos + 2] as number);
+        if (size > DEFAULT_MAX_FRAME)
+          throw new H2Error(FRAME_SIZE_ERROR, `frame of ${size} bytes exceeds SETTINGS_MAX_FRAME_SIZE`);
+        const end = pos + 9 + size;
+        if (end > len) break;
+        const type = buf[pos + 3] as number;
+        const flags = buf[pos + 4] as number;
+        const id = buf.readUInt32BE(pos + 5) & 0x7fffffff;
+        this.#frame(type, flags, id, buf, pos + 9, end);
+        pos = end;
+        if (this.#dead) return;
+      }
+      if (pos < len) this.#input = pos === 0 ? buf : buf.subarray(pos);
+    } catch (err) {
+      this.#connectionError(err);
+    }
+  }
+
+  #frame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (!this.#settingsSeen) {
+      if (type !== SETTINGS || (flags & FLAG_ACK) !== 0)
+        throw new H2Error(PROTOCOL_ERROR, "the first frame of a connection must be SETTINGS");
+      this.#settingsSeen = true;
+    }
+    if (this.#blockStream !== 0 && (type !== CONTINUATION || id !== this.#blockStream))
+      throw new H2Error(PROTOCOL_ERROR, "expected CONTINUATION of the open header block");
+    switch (type) {
+      case DATA:
+        this.#data(flags, id, buf, start, end);
+        return;
+      case HEADERS:
+        this.#headers(flags, id, buf, start, end);
+        return;
+      case CONTINUATION:
+        this.#continuation(flags, id, buf, start, end);
+        return;
+      case RST_STREAM: {
+        if (id === 0) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on stream 0");
+        if (end - start !== 4) throw new H2Error(FRAME_SIZE_ERROR, "RST_STREAM must be 4 bytes");
+        if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
+        const s = this.#streams.get(id);
+        if (s !== undefined) this.#closeStream(s);
+        return;
+      }
+      case SETTINGS:
+        this.#settings(flags, id, buf, start, end);
+        return;
+      case PING:
+        if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "PING on a stream");
+        if (end - start !== 8) throw new H2Error(FRAME_SIZE_ERROR, "PING must be 8 bytes");
+        if ((flags & FLAG_ACK) === 0) {
+          this.#frameHeader(8, PING, FLAG_ACK, 0);
+          this.#bytes(buf, start, end);
+          this.#markDirty();
+        }
+        return;
+      case GOAWAY:
+        if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "GOAWAY on a stream");
+        this.#peerEnded = true;
+        if (this.#streams.size === 0) this.close();
+        return;
+      case WINDOW_UPDATE:
+        this.#windowUpdate(id, buf, start, end);
+        return;
+      case PUSH_PROMISE:
+        throw new H2Error(PROTOCOL_ERROR, "a client must not send PUSH_PROMISE");
+      default:
+        // PRIORITY and unknown frame types are ignored.
+        if (type === 0x2 && end - start !== 5 && id !== 0) this.#resetId(id, FRAME_SIZE_ERROR);
+        return;
+    }
+  }
+
+  #data(flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (id === 0) throw new H2Error(PROTOCOL_ERROR, "DATA on stream 0");
+    const size = end - start;
+    this.#recvWindow -= size;
+    if (this.#recvWindow < 0) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
+    if (this.#recvWindow < CONNECTION_WINDOW / 2) {
+      this.#frameHeader(4, WINDOW_UPDATE, 0, 0);
+      this.#u32(CONNECTION_WINDOW - this.#recvWindow);
+      this.#recvWindow = CONNECTION_WINDOW;
+      this.#markDirty();
+    }
+    const s = this.#streams.get(id);
+    if (s === undefined) {
+      if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "DATA on an idle stream");
+      return; // a stream closed (answered or reset) while the client was still sending
+    }
+    if (s.remoteEnded) {
+      this.#reset(s, STREAM_CLOSED);
+      return;
+    }
+    s.recvWindow -= size;
+    if (s.recvWindow < 0) {
+      this.#reset(s, FLOW_CONTROL_ERROR);
+      return;
+    }
+    let from = start;
+    let to = end;
+    if ((flags & FLAG_PADDED) !== 0) {
+      const pad = buf[start] as number;
+      from = start + 1;
+      to = end - pad;
+      if (to < from) throw new H2Error(PROTOCOL_ERROR, "DATA padding longer than the frame");
+    }
+    const ended = (flags & FLAG_END_STREAM) !== 0;
+    if (!ended && s.recvWindow < DEFAULT_WINDOW / 2) {
+      this.#frameHeader(4, WINDOW_UPDATE, 0, id);
+      this.#u32(DEFAULT_WINDOW - s.recvWindow);
+      s.recvWindow = DEFAULT_WINDOW;
+      this.#markDirty();
+    }
+    if (to > from) s.handler?.push(buf.subarray(from, to));
+    if (ended) this.#remoteEnd(s);
+  }
+
+  #headers(flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (id === 0) throw new H2Error(PROTOCOL_ERROR, "HEADERS on stream 0");
+    let from = start;
+    let to = end;
+    if ((flags & FLAG_PADDED) !== 0) {
+      const pad = buf[start] as number;
+      from++;
+      to -= pad;
+    }
+    if ((flags & FLAG_PRIORITY) !== 0) from += 5;
+    if (to < from) throw new H2Error(PROTOCOL_ERROR, "HEADERS padding longer than the frame");
+    if ((flags & FLAG_END_HEADERS) !== 0) {
+      this.#headerBlock(flags, id, buf, from, to);
+      return;
+    }
+    this.#blockStream = id;
+    this.#blockFlags = flags;
+    this.#blockParts = [Buffer.from(buf.subarray(from, to))];
+    this.#blockBytes = to - from;
+  }
+
+  #continuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (this.#blockStream === 0 || id !== this.#blockStream)
+      throw new H2Error(PROTOCOL_ERROR, "CONTINUATION without an open header block");
+    this.#blockBytes += end - start;
+    if (this.#blockBytes > MAX_HEADER_BLOCK)
+      throw new H2Error(ENHANCE_YOUR_CALM, `header block larger than ${MAX_HEADER_BLOCK} bytes`);
+    this.#blockParts.push(Buffer.from(buf.subarray(start, end)));
+    if ((flags & FLAG_END_HEADERS) === 0) return;
+    const block = Buffer.concat(this.#blockParts);
+    this.#blockParts = [];
+    this.#blockStream = 0;
+    this.#headerBlock(this.#blockFlags, id, block, 0, block.length);
+  }
+
+  /** A complete header block on stream `id`: a new request, or the trailers of an open one. */
+  #headerBlock(flags: number, id: number, block: Buffer, start: number, end: number): void {
+    // Always decode: the HPACK table must follow every block, wanted or not.
+    const fields: H2Headers = {};
+    this.#fields = fields;
+    this.#fieldCount = 0;
+    this.#fieldBytes = 0;
+    try {
+      this.#decoder.decode(block, start, end, this.#emit);
+    } catch (err) {
+      if (err instanceof HpackError) throw new H2Error(COMPRESSION_ERROR, err.message);
+      throw err;
+    }
+    const ended = (flags & FLAG_END_STREAM) !== 0;
+    const open = this.#streams.get(id);
+    if (open !== undefined) {
+      // Trailers: they must end the stream. Their fields mean nothing to a unary call.
+      if (!ended || open.remoteEnded) {
+        this.#reset(open, PROTOCOL_ERROR);
+        return;
+      }
+      this.#remoteEnd(open);
+      return;
+    }
+    if (id <= this.#lastStreamId) throw new H2Error(STREAM_CLOSED, `HEADERS on closed stream ${id}`);
+    if ((id & 1) === 0) throw new H2Error(PROTOCOL_ERROR, `client stream ${id} has an even id`);
+    this.#lastStreamId = id;
+    if (this.#goingAway || this.#peerEnded) {
+      this.#resetId(id, REFUSED_STREAM);
+      return;
+    }
+    const s = new H2Stream(id, this, fields, this.#peerInitialWindow);
+    this.#streams.set(id, s);
+    if (this.#fieldBytes > MAX_HEADER_LIST) {
+      this.#reset(s, REFUSED_STREAM);
+      return;
+    }
+    if (this.#fieldCount > MAX_HEADER_PAIRS) {
+      this.#reset(s, ENHANCE_YOUR_CALM);
+      return;
+    }
+    if (fields[":method"] === undefined || fields[":path"] === undefined) {
+      this.#reset(s, PROTOCOL_ERROR);
+      return;
+    }
+    if (ended) s.remoteEnded = true;
+    this.#opts.onStream(s);
+    if (ended && !s.isClosed) s.handler?.run();
+  }
+
+  #remoteEnd(s: H2Stream): void {
+    s.remoteEnded = true;
+    s.handler?.run();
+  }
+
+  #settings(flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "SETTINGS on a stream");
+    if ((flags & FLAG_ACK) !== 0) {
+      if (end !== start) throw new H2Error(FRAME_SIZE_ERROR, "SETTINGS ACK with a payload");
+      return;
+    }
+    if ((end - start) % 6 !== 0) throw new H2Error(FRAME_SIZE_ERROR, "SETTINGS length not a multiple of 6");
+    for (let p = start; p < end; p += 6) {
+      const key = buf.readUInt16BE(p);
+      const value = buf.readUInt32BE(p + 2);
+      if (key === INITIAL_WINDOW_SIZE) {
+        if (value > MAX_WINDOW)
+          throw new H2Error(FLOW_CONTROL_ERROR, "SETTINGS_INITIAL_WINDOW_SIZE too large");
+        const delta = value - this.#peerInitialWindow;
+        this.#peerInitialWindow = value;
+        for (const s of this.#streams.values()) {
+          s.sendWindow += delta;
+          if (s.sendWindow > MAX_WINDOW) throw new H2Error(FLOW_CONTROL_ERROR, "stream window overflow");
+        }
+      } else if (key === MAX_FRAME_SIZE) {
+        if (value < DEFAULT_MAX_FRAME || value > MAX_FRAME_LIMIT)
+          throw new H2Error(PROTOCOL_ERROR, `SETTINGS_MAX_FRAME_SIZE ${value} out of range`);
+        this.#peerMaxFrame = value;
+      }
+      // HEADER_TABLE_SIZE: we never index, so the peer's table size does not matter to us.
+    }
+    this.#frameHeader(0, SETTINGS, FLAG_ACK, 0);
+    this.#markDirty();
+    this.#resumeBlocked();
+  }
+
+  #windowUpdate(id: number, buf: Buffer, start: number, end: number): void {
+    if (end - start !== 4) throw new H2Error(FRAME_SIZE_ERROR, "WINDOW_UPDATE must be 4 bytes");
+    const increment = buf.readUInt32BE(start) & 0x7fffffff;
+    if (id === 0) {
+      if (increment === 0) throw new H2Error(PROTOCOL_ERROR, "WINDOW_UPDATE of 0");
+      this.#sendWindow += increment;
+      if (this.#sendWindow > MAX_WINDOW) throw new H2Error(FLOW_CONTROL_ERROR, "connection window overflow");
+      this.#resumeBlocked();
+      return;
+    }
+    const s = this.#streams.get(id);
+    if (s === undefined) {
+      if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream");
+      return;
+    }
+    if (increment === 0) {
+      this.#reset(s, PROTOCOL_ERROR);
+      return;
+    }
+    s.sendWindow += increment;
+    if (s.sendWindow > MAX_WINDOW) {
+      this.#reset(s, FLOW_CONTROL_ERROR);
+      return;
+    }
+    if (s.pending !== undefined) this.#resumeBlocked();
+  }
+
+  #onEnd(): void {
+    // The peer sent FIN: an HTTP/2 client that is done (or gone). Say goodbye and end; its calls
+    // still in flight are cancelled when the socket closes.
+    this.#peerEnded = true;
+    if (this.#dead) return;
+    if (!this.#goingAway) {
+      this.#goingAway = true;
+      this.#goaway(NO_ERROR);
+    }
+    this.#end();
+  }
+
+  #onClose(): void {
+    this.#dead = true;
+    if (this.#closeHandled) return;
+    this.#closeHandled = true;
+    const streams = [...this.#streams.values()];
+    this.#streams.clear();
+    this.#blocked = [];
+    for (const s of streams) {
+      s.isClosed = true;
+      s.handler?.closed();
+    }
+    const listeners = this.#closeListeners;
+    this.#closeListeners = [];
+    for (const l of listeners) l();
+  }
+
+  #connectionError(err: unknown): void {
+    if (this.#dead) return;
+    this.#opts.onError(err, "session");
+    const code = err instanceof H2Error ? err.code : 0x2;
+    this.#goaway(code);
+    this.flush();
+    this.#dead = true;
+    this.#socket.end();
+    // A peer that never reads must not hold the socket.
+    setTimeout(() => this.#socket.destroy(), 1000).unref();
+  }
+
+  // ---- output ----
+
+  /** Send an answer on `s` (see H2Stream.respond). */
+  respond(
+    s: H2Stream,
+    headerBlock: Buffer,
+    body: Buffer | undefined,
+    trailerBlock: Buffer | undefined,
+  ): void {
+    if (s.isClosed || s.localEnded || this.#dead) return;
+    s.headersSent = true;
+    const headersEnd = body === undefined && trailerBlock === undefined;
+    this.#headerFrames(s.id, headerBlock, headersEnd);
+    if (headersEnd) {
+      this.#localEnd(s);
+      return;
+    }
+    if (body !== undefined && body.length > 0) {
+      const endWithData = trailerBlock === undefined;
+      s.pendingTrailers = trailerBlock;
+      this.#sendData(s, body, endWithData);
+      if (s.pending !== undefined) return;
+      s.pendingTrailers = undefined;
+      if (endWithData) return;
+    }
+    if (trailerBlock !== undefined) this.#headerFrames(s.id, trailerBlock, true);
+    else this.#dataFrame(s.id, EMPTY, 0, 0, true);
+    this.#localEnd(s);
+  }
+
+  /** RST_STREAM `code` on `s` and close it (no-op when already closed). */
+  reset(s: H2Stream, code: number): void {
+    if (s.isClosed || this.#dead) return;
+    this.#reset(s, code);
+  }
+
+  #reset(s: H2Stream, code: number): void {
+    this.#opts.onError(new H2Error(code, `stream ${s.id} reset (code ${code})`), "stream");
+    this.#resetId(s.id, code);
+    this.#closeStream(s);
+  }
+
+  #resetId(id: number, code: number): void {
+    this.#frameHeader(4, RST_STREAM, 0, id);
+    this.#u32(code);
+    this.#markDirty();
+  }
+
+  /** Send what fits of `data` now; the rest waits in `s.pending` for window. */
+  #sendData(s: H2Stream, data: Buffer, end: boolean): void {
+    let off = 0;
+    const len = data.length;
+    while (off < len) {
+      const room = Math.min(this.#sendWindow, s.sendWindow, this.#peerMaxFrame, len - off);
+      if (room <= 0) break;
+      const last = off + room === len;
+      this.#dataFrame(s.id, data, off, off + room, last && end);
+      this.#sendWindow -= room;
+      s.sendWindow -= room;
+      off += room;
+    }
+    if (off < len) {
+      s.pending = off === 0 ? data : data.subarray(off);
+      s.pendingEnd = end;
+      if (!this.#blocked.includes(s)) this.#blocked.push(s);
+      return;
+    }
+    s.pending = undefined;
+    if (end) this.#localEnd(s);
+  }
+
+  #resumeBlocked(): void {
+    if (this.#blocked.length === 0) return;
+    const blocked = this.#blocked;
+    this.#blocked = [];
+    for (const s of blocked) {
+      const data = s.pending;
+      if (data === undefined || s.isClosed) continue;
+      this.#sendData(s, data, s.pendingEnd);
+      if (s.pending !== undefined) continue;
+      const trailers = s.pendingTrailers;
+      if (trailers !== undefined) {
+        s.pendingTrailers = undefined;
+        this.#headerFrames(s.id, trailers, true);
+        this.#localEnd(s);
+      }
+    }
+  }
+
+  #localEnd(s: H2Stream): void {
+    s.localEnded = true;
+    if (!s.remoteEnded) {
+      // Answered before the client finished sending: tell it to stop (RFC 9113 §8.1).
+      this.#resetId(s.id, NO_ERROR);
+    }
+    this.#closeStream(s);
+  }
+
+  #closeStream(s: H2Stream): void {
+    if (s.isClosed) return;
+    s.isClosed = true;
+    s.pending = undefined;
+    this.#streams.delete(s.id);
+    s.handler?.closed();
+    if (this.#streams.size === 0 && (this.#goingAway || this.#peerEnded)) this.close();
+  }
+
+  #headerFrames(id: number, block: Buffer, endStream: boolean): void {
+    const max = this.#peerMaxFrame;
+    const endFlag = endStream ? FLAG_END_STREAM : 0;
+    if (block.length <= max) {
+      this.#frameHeader(block.length, HEADERS, FLAG_END_HEADERS | endFlag, id);
+      this.#bytes(block, 0, block.length);
+    } else {
+      this.#frameHeader(max, HEADERS, endFlag, id);
+      this.#bytes(block, 0, max);
+      for (let off = max; off < block.length; off += max) {
+        const to = Math.min(block.length, off + max);
+        this.#frameHeader(to - off, CONTINUATION, to === block.length ? FLAG_END_HEADERS : 0, id);
+        this.#bytes(block, off, to);
+      }
+    }
+    this.#markDirty();
+  }
+
+  #dataFrame(id: number, data: Buffer, from: number, to: number, end: boolean): void {
+    this.#frameHeader(to - from, DATA, end ? FLAG_END_STREAM : 0, id);
+    this.#bytes(data, from, to);
+    this.#markDirty();
+  }
+
+  #goaway(code: number): void {
+    this.#frameHeader(8, GOAWAY, 0, 0);
+    this.#u32(this.#lastStreamId);
+    this.#u32(code);
+    this.#markDirty();
+  }
+
+  #end(): void {
+    if (this.#dead) return;
+    this.flush();
+    this.#dead = true;
+    this.#socket.end();
+    setTimeout(() => this.#socket.destroy(), 1000).unref();
+  }
+
+  #reserve(n: number): void {
+    const need = this.#outLen + n;
+    if (need <= this.#out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(need, this.#out.length * 2));
+    this.#out.copy(grown, 0, 0, this.#outLen);
+    this.#out = grown;
+  }
+
+  #frameHeader(length: number, type: number, flags: number, id: number): void {
+    this.#reserve(9 + length);
+    const out = this.#out;
+    let p = this.#outLen;
+    out[p++] = length >>> 16;
+    out[p++] = (length >>> 8) & 0xff;
+    out[p++] = length & 0xff;
+    out[p++] = type;
+    out[p++] = flags;
+    out.writeUInt32BE(id, p);
+    this.#outLen = p + 4;
+  }
+
+  #u32(value: number): void {
+    this.#reserve(4);
+    this.#out.writeUInt32BE(value >>> 0, this.#outLen);
+    this.#outLen += 4;
+  }
+
+  #bytes(src: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    this.#reserve(n);
+    if (n < 64) {
+      const out = this.#out;
+      let p = this.#outLen;
+      for (let i = from; i < to; i++) out[p++] = src[i] as number;
+    } else this.#out.set(src.subarray(from, to), this.#outLen);
+    this.#outLen += n;
+  }
+
+  #markDirty(): void {
+    if (this.#dirty) return;
+    this.#dirty = true;
+    dirty.conn.push(this);
+    if (!dirty.scheduled) {
+      dirty.scheduled = true;
+      setImmediate(flushDirty);
+    }
+  }
+
+  /** Write the output gathered this turn in one socket write. */
+  flush(): void {
+    this.#dirty = false;
+    const n = this.#outLen;
+    if (n === 0 || this.#socket.destroyed) {
+      this.#outLen = 0;
+      return;
+    }
+    const chunk = this.#out.subarray(0, n);
+    this.#out = Buffer.allocUnsafe(Math.max(16_384, Math.min(n * 2, 1 << 20)));
+    this.#outLen = 0;
+    if (!this.#socket.write(chunk)) this.#socket.pause();
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * The own HTTP/2 transport at the frame level: what test/protocol/grpc/server.test.ts cannot make a
+ * node:http2 client do (CONTINUATION, padding, a tiny flow-control window, request trailers, protocol
+ * errors). A raw socket sends hand-built frames and reads the server's frames back.
+ */
+import { connect, type Socket } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createGrpcServer, type GrpcServer, type UnaryMethod } from "../../../src/protocol/grpc/server.js";
+import { literalField, PREFACE } from "../../../src/protocol/h2/frames.js";
+import { HpackDecoder } from "../../../src/protocol/h2/hpack.js";
+import { grpcFrame, rawCall, rawSession } from "../grpc/raw-client.js";
+
+interface Frame {
+  readonly type: number;
+  readonly flags: number;
+  readonly id: number;
+  readonly payload: Buffer;
+}
+
+const DATA = 0;
+const HEADERS = 1;
+const RST_STREAM = 3;
+const SETTINGS = 4;
+const PING = 6;
+const GOAWAY = 7;
+const WINDOW_UPDATE = 8;
+const CONTINUATION = 9;
+
+function frame(type: number, flags: number, id: number, payload: Uint8Array = Buffer.alloc(0)): Buffer {
+  const out = Buffer.alloc(9 + payload.length);
+  out.writeUIntBE(payload.length, 0, 3);
+  out[3] = type;
+  out[4] = flags;
+  out.writeUInt32BE(id, 5);
+  Buffer.from(payload).copy(out, 9);
+  return out;
+}
+
+function settings(pairs: readonly [number, number][] = []): Buffer {
+  const p = Buffer.alloc(6 * pairs.length);
+  pairs.forEach(([k, v], i) => {
+    p.writeUInt16BE(k, 6 * i);
+    p.writeUInt32BE(v, 6 * i + 2);
+  });
+  return frame(SETTINGS, 0, 0, p);
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+}
+
+/** A request header block (literals without indexing) for `path`. */
+function requestBlock(path = "/test.Echo/Say", extra: readonly [string, string][] = []): Buffer {
+  const fields: [string, string][] = [
+    [":method", "POST"],
+    [":scheme", "http"],
+    [":path", path],
+    [":authority", "localhost"],
+    ["content-type", "application/grpc"],
+    ["te", "trailers"],
+    ...extra,
+  ];
+  return Buffer.from(fields.flatMap(([n, v]) => literalField(n, v)));
+}
+
+/** A raw HTTP/2 client connection: sends bytes, parses every frame the server sends. */
+class RawConnection {
+  readonly frames: Frame[] = [];
+  closed = false;
+  #buf = Buffer.alloc(0);
+  #waiters: (() => void)[] = [];
+  readonly socket: Socket;
+
+  constructor(port: number) {
+    this.socket = connect(port, "127.0.0.1");
+    this.socket.on("data", (d: Buffer) => {
+      this.#buf = Buffer.concat([this.#buf, d]);
+      while (this.#buf.length >= 9) {
+        const len = this.#buf.readUIntBE(0, 3);
+        if (this.#buf.length < 9 + len) break;
+        this.frames.push({
+          type: this.#buf[3] as number,
+          flags: this.#buf[4] as number,
+          id: this.#buf.readUInt32BE(5) & 0x7fffffff,
+          payload: this.#buf.subarray(9, 9 + len),
+        });
+        this.#buf = this.#buf.subarray(9 + len);
+      }
+      this.#wake();
+    });
+    this.socket.on("error", () => {});
+    this.socket.on("close", () => {
+      this.closed = true;
+      this.#wake();
+    });
+  }
+
+  #wake(): void {
+    const w = this.#waiters;
+    this.#waiters = [];
+    for (const f of w) f();
+  }
+
+  send(...bufs: Buffer[]): void {
+    this.socket.write(Buffer.concat(bufs));
+  }
+
+  /** Preface and an empty SETTINGS (or `first`). */
+  open(first: Buffer = settings()): void {
+    this.send(PREFACE, first);
+  }
+
+  /** Wait (bounded) until `cond` holds over the frames received. */
+  async until(cond: (frames: readonly Frame[]) => boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 3000;
+    while (!cond(this.frames)) {
+      if (this.closed || Date.now() > deadline) throw new Error(`no ${what}; got ${this.describe()}`);
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  of(id: number): Frame[] {
+    return this.frames.filter((f) => f.id === id);
+  }
+
+  describe(): string {
+    return this.frames.map((f) => `${f.type}/${f.flags}@${f.id}(${f.payload.length})`).join(" ");
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Decoded fields of the server's HEADERS frames on one stream, in order. */
+function headerLists(frames: readonly Frame[], decoder = new HpackDecoder()): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  for (const f of frames) {
+    if (f.type !== HEADERS) continue;
+    const fields: Record<string, string> = {};
+    decoder.decode(f.payload, 0, f.payload.length, (n, v) => {
+      fields[n] = v;
+    });
+    out.push(fields);
+  }
+  return out;
+}
+
+const echo: UnaryMethod<Uint8Array, Uint8Array> = {
+  path: "/test.Echo/Say",
+  decode: (bytes) => bytes,
+  encode: (out) => out,
+  handle: (input) => input,
+};
+
+/** A server whose calls wait until `release()`. */
+function heldServer(): { slow: GrpcServer; release: () => void } {
+  const waiting: (() => void)[] = [];
+  const slow = createGrpcServer({
+    methods: [
+      {
+        ...echo,
+        handle: (input) =>
+          new Promise<Uint8Array>((resolve) => {
+            waiting.push(() => resolve(input));
+          }),
+      },
+    ],
+    maxMessageBytes: 1024,
+    transport: "tollgate",
+  });
+  return {
+    slow,
+    release: () => {
+      for (const f of waiting.splice(0)) f();
+    },
+  };
+}
+
+let server: GrpcServer;
+let port: number;
+let errors: unknown[];
+let conn: RawConnection;
+
+beforeEach(async () => {
+  errors = [];
+  server = createGrpcServer({
+    methods: [echo],
+    maxMessageBytes: 1 << 20,
+    transport: "tollgate",
+    onError: (err) => errors.push(err),
+  });
+  port = (await server.listen("127.0.0.1", 0)).port;
+  conn = new RawConnection(port);
+});
+
+afterEach(async () => {
+  conn.close();
+  await server.close();
+});
+
+const hasEnd = (id: number) => (fs: readonly Frame[]) =>
+  fs.some((f) => f.id === id && (f.type === HEADERS || f.type === DATA) && (f.flags & 1) !== 0);
+const goaway = (fs: readonly Frame[]) => fs.some((f) => f.type === GOAWAY);
+const goawayCode = (c: RawConnection) => c.frames.find((f) => f.type === GOAWAY)?.payload.readUInt32BE(4);
+
+describe("own HTTP/2 transport, frame level", () => {
+  it("opens with SETTINGS and a larger connection window, ACKs the client's SETTINGS and answers PING", async () => {
+    conn.open();
+    conn.send(frame(PING, 0, 0, Buffer.from("12345678")));
+    await conn.until((fs) => fs.some((f) => f.type === PING), "PING ACK");
+    const [first, second] = conn.frames;
+    expect(first?.type).toBe(SETTINGS);
+    expect(first?.flags).toBe(0);
+    expect(second?.type).toBe(WINDOW_UPDATE);
+    expect(second?.payload.readUInt32BE(0)).toBe((1 << 30) - 65_535);
+    expect(conn.frames.some((f) => f.type === SETTINGS && f.flags === 1)).toBe(true);
+    const ping = conn.frames.find((f) => f.type === PING);
+    expect(ping?.flags).toBe(1);
+    expect(ping?.payload.toString()).toBe("12345678");
+  });
+
+  it("reads a header block split over HEADERS and CONTINUATION, with padding and priority", async () => {
+    conn.open();
+    const block = requestBlock();
+    const cut = 20;
+    // HEADERS with PADDED (3 bytes) and PRIORITY (5 bytes), no END_HEADERS.
+    const headersPayload = Buffer.concat([
+      Buffer.from([3]),
+      Buffer.from([0, 0, 0, 0, 16]),
+      block.subarray(0, cut),
+      Buffer.alloc(3),
+    ]);
+    const message = grpcFrame(Buffer.from("split"));
+    conn.send(
+      frame(HEADERS, 0x8 | 0x20, 1, headersPayload),
+      frame(CONTINUATION, 0, 1, block.subarray(cut, cut + 10)),
+      frame(CONTINUATION, 0x4, 1, block.subarray(cut + 10)),
+      // Padded DATA with END_STREAM.
+      frame(DATA, 0x1 | 0x8, 1, Buffer.concat([Buffer.from([2]), message, Buffer.alloc(2)])),
+    );
+    await conn.until(hasEnd(1), "an answer on stream 1");
+    const lists = headerLists(conn.of(1));
+    expect(lists[0]?.[":status"]).toBe("200");
+    expect(lists[0]?.["content-type"]).toBe("application/grpc");
+    expect(lists[1]?.["grpc-status"]).toBe("0");
+    const data = Buffer.concat(conn.of(1).flatMap((f) => (f.type === DATA ? [f.payload] : [])));
+    expect(data).toEqual(message);
+  });
+
+  it("ends a call on request trailers (HEADERS with END_STREAM after its DATA)", async () => {
+    conn.open();
+    const message = grpcFrame(Buffer.from("trailers"));
+    conn.send(
+      frame(HEADERS, 0x4, 1, requestBlock()),
+      frame(DATA, 0, 1, message),
+      frame(HEADERS, 0x4 | 0x1, 1, Buffer.from(literalField("x-trailer", "1"))),
+    );
+    await conn.until(hasEnd(1), "an answer on stream 1");
+    expect(headerLists(conn.of(1))[1]?.["grpc-status"]).toBe("0");
+  });
+
+  it("holds response DATA and trailers beyond the client's window until its WINDOW_UPDATE", async () => {
+    // Stream window 10 bytes: the 105-byte answer must wait for the client.
+    conn.open(settings([[4, 10]]));
+    const message = grpcFrame(Buffer.alloc(100, 7));
+    conn.send(frame(HEADERS, 0x4, 1, requestBlock()), frame(DATA, 0x1, 1, message));
+    await conn.until((fs) => fs.some((f) => f.id === 1 && f.type === DATA), "the first DATA");
+    await new Promise((r) => setTimeout(r, 50));
+    const early = conn.of(1);
+    expect(early.filter((f) => f.type === DATA).reduce((n, f) => n + f.payload.length, 0)).toBe(10);
+    expect(early.filter((f) => f.type === HEADERS)).toHaveLength(1); // no trailers yet
+    conn.send(frame(WINDOW_UPDATE, 0, 1, u32(1000)));
+    await conn.until(hasEnd(1), "the rest and the trailers");
+    const data = Buffer.concat(conn.of(1).flatMap((f) => (f.type === DATA ? [f.payload] : [])));
+    expect(data).toEqual(message);
+    const last = conn.of(1).at(-1);
+    expect(last?.type).toBe(HEADERS);
+    expect(headerLists(conn.of(1))[1]?.["grpc-status"]).toBe("0");
+  });
+
+  it("splits a response larger than SETTINGS_MAX_FRAME_SIZE into frames no larger than it", async () => {
+    conn.open(settings([[4, 1 << 20]]));
+    conn.send(frame(WINDOW_UPDATE, 0, 0, u32(1 << 20)));
+    const message = grpcFrame(Buffer.alloc(40_000, 3));
+    conn.send(frame(HEADERS, 0x4, 1, requestBlock()));
+    for (let off = 0; off < message.length; off += 16_384)
+      conn.send(frame(DATA, off + 16_384 >= message.length ? 1 : 0, 1, message.subarray(off, off + 16_384)));
+    await conn.until(hasEnd(1), "the answer");
+    const data = conn.of(1).filter((f) => f.type === DATA);
+    expect(data.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...data.map((f) => f.payload.length))).toBeLessThanOrEqual(16_384);
+    expect(Buffer.concat(data.map((f) => f.payload))).toEqual(message);
+  });
+
+  it("reads a request larger than the stream window, sending WINDOW_UPDATEs as it goes", async () => {
+    const session = await rawSession(port);
+    const big = grpcFrame(Buffer.alloc(300_000, 5));
+    const reply = await rawCall(session, { chunks: [big] });
+    session.destroy();
+    expect(reply.grpcStatus).toBe(0);
+    expect(reply.body).toEqual(big);
+  });
+
+  it("cancels a call the client resets", async () => {
+    const { slow, release } = heldServer();
+    const c = new RawConnection((await slow.listen("127.0.0.1", 0)).port);
+    c.open();
+    c.send(frame(HEADERS, 0x4, 1, requestBlock()), frame(DATA, 0x1, 1, grpcFrame(Buffer.from("x"))));
+    for (let i = 0; i < 200 && slow.inFlight() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(slow.inFlight()).toBe(1);
+    c.send(frame(RST_STREAM, 0, 1, u32(8)));
+    for (let i = 0; i < 200 && slow.inFlight() === 1; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(slow.inFlight()).toBe(0);
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(c.of(1).some((f) => f.type === DATA)).toBe(false);
+    c.close();
+    await slow.close();
+  });
+
+  it.each([
+    ["DATA on stream 0", () => frame(DATA, 0, 0, Buffer.from("x")), 1],
+    ["a HEADERS on an even stream id", () => frame(HEADERS, 0x4, 2, requestBlock()), 1],
+    ["a header block with HPACK index 0", () => frame(HEADERS, 0x5, 1, Buffer.from([0x80])), 9],
+    ["a frame larger than 16384 bytes", () => frame(DATA, 0, 1, Buffer.alloc(16_385)), 6],
+    ["a WINDOW_UPDATE of 0 on the connection", () => frame(WINDOW_UPDATE, 0, 0, u32(0)), 1],
+    ["PUSH_PROMISE from a client", () => frame(5, 0x4, 1, Buffer.alloc(4)), 1],
+    ["CONTINUATION without HEADERS", () => frame(CONTINUATION, 0x4, 1, Buffer.from([0x82])), 1],
+  ] as const)("ends the connection with GOAWAY on %s", async (_what, bad, code) => {
+    conn.open();
+    conn.send(bad());
+    await conn.until(goaway, "GOAWAY");
+    expect(goawayCode(conn)).toBe(code);
+    expect(errors.length).toBeGreaterThan(0);
+    // The server keeps serving others.
+    const session = await rawSession(port);
+    expect((await rawCall(session, { chunks: [grpcFrame(Buffer.from("ok"))] })).grpcStatus).toBe(0);
+    session.destroy();
+  });
+
+  it("refuses a connection whose first frame is not SETTINGS", async () => {
+    conn.send(PREFACE, frame(PING, 0, 0, Buffer.alloc(8)));
+    await conn.until(goaway, "GOAWAY");
+    expect(goawayCode(conn)).toBe(1);
+  });
+
+  it("refuses new streams after GOAWAY (drain) and still answers the open one", async () => {
+    const { slow, release } = heldServer();
+    const c = new RawConnection((await slow.listen("127.0.0.1", 0)).port);
+    c.open();
+    c.send(frame(HEADERS, 0x4, 1, requestBlock()), frame(DATA, 0x1, 1, grpcFrame(Buffer.from("x"))));
+    for (let i = 0; i < 200 && slow.inFlight() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    const drained = slow.drain(5000);
+    await c.until(goaway, "GOAWAY");
+    expect(c.frames.find((f) => f.type === GOAWAY)?.payload.readUInt32BE(0)).toBe(1); // last stream id
+    c.send(frame(HEADERS, 0x5, 3, requestBlock()));
+    await c.until((fs) => fs.some((f) => f.type === RST_STREAM && f.id === 3), "RST_STREAM on 3");
+    expect(c.frames.find((f) => f.type === RST_STREAM && f.id === 3)?.payload.readUInt32BE(0)).toBe(7);
+    release();
+    await c.until(hasEnd(1), "the answer on stream 1");
+    await drained;
+    c.close();
+  });
+});
