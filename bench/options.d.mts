@@ -21,6 +21,8 @@ export interface BenchOptions {
   readonly workers: number;
   /** Processes of the raw baseline (node:cluster workers sharing its socket). */
   readonly rawWorkers: number;
+  /** tollgate's `--grpc-transport` in every tollgate row. */
+  readonly grpcTransport: "tollgate" | "node";
   readonly cpuProf: string | undefined;
   readonly json: string | undefined;
 }

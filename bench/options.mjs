@@ -14,6 +14,8 @@
  *   --workers N       tollgate --workers N in the Redis modes (redis, cluster, lease) default 1
  *   --raw-workers N   the raw baseline as N node:cluster workers on one socket (its rows and every
  *                     ceiling slice; pair with --workers for a like-for-like ceiling) default 1
+ *   --grpc-transport T  tollgate's gRPC transport in every tollgate row: tollgate (its own HTTP/2, the
+ *                     default) or node (node:http2), to compare the two              default tollgate
  *   --cpu-prof DIR    run tollgate and the baselines under `node --cpu-prof`, profiles in DIR (<mode>.cpuprofile)
  *   --json FILE       also write the results as JSON
  *   --smoke           a few seconds in total: 0.5 s warm-up and runs, 4 connections, 1 round
@@ -57,6 +59,7 @@ export function parseOptions(argv) {
       slices: { type: "string" },
       workers: { type: "string", default: "1" },
       "raw-workers": { type: "string", default: "1" },
+      "grpc-transport": { type: "string", default: "tollgate" },
       "cpu-prof": { type: "string" },
       json: { type: "string" },
       smoke: { type: "boolean", default: false },
@@ -80,6 +83,7 @@ export function parseOptions(argv) {
     slices: Math.max(1, Math.round(positive(values.slices ?? (smoke ? "1" : "4"), "--slices"))),
     workers: Math.max(1, Math.round(positive(values.workers, "--workers"))),
     rawWorkers: Math.max(1, Math.round(positive(values["raw-workers"], "--raw-workers"))),
+    grpcTransport: list(values["grpc-transport"], ["tollgate", "node"], "--grpc-transport")[0] ?? "tollgate",
     cpuProf: values["cpu-prof"],
     json: values.json,
   };

@@ -169,7 +169,13 @@ async function startMode(opts, mode, redis) {
   }
   if (mode === "memory") {
     return {
-      target: await startTollgate({ name: mode, store: "memory", config: configDir(false), nodeArgs }),
+      target: await startTollgate({
+        name: mode,
+        store: "memory",
+        config: configDir(false),
+        nodeArgs,
+        extraArgs: ["--grpc-transport", opts.grpcTransport],
+      }),
       redisPids: [],
     };
   }
@@ -181,7 +187,7 @@ async function startMode(opts, mode, redis) {
     store: server.url,
     config: configDir(mode === "lease"),
     nodeArgs,
-    extraArgs: [...REDIS_ARGS, "--workers", String(opts.workers)],
+    extraArgs: [...REDIS_ARGS, "--workers", String(opts.workers), "--grpc-transport", opts.grpcTransport],
   });
   return { target, redisPids: server.pids };
 }

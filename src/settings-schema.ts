@@ -124,7 +124,7 @@ export const SETTINGS = {
     env: "TOLLGATE_GRPC_TRANSPORT",
     default: "tollgate",
     values: ["tollgate", "node"],
-    doc: "HTTP/2 implementation of the gRPC port: `tollgate` (its own, about half the CPU per call) or `node` (node:http2). Same behaviour; see docs/operations.md.",
+    doc: "HTTP/2 implementation of the gRPC port: `tollgate` (its own, a quarter to a third of node:http2's CPU per call) or `node` (node:http2). Same behaviour; see docs/operations.md.",
   }),
   maxInFlight: spec({
     kind: "int",

@@ -50,6 +50,14 @@ describe("bench options", () => {
     expect(() => parseOptions(["--workers", "two"])).toThrow(/--workers: expected a non-negative number/);
   });
 
+  it("runs tollgate on its own HTTP/2 transport unless --grpc-transport names node", () => {
+    expect(parseOptions([]).grpcTransport).toBe("tollgate");
+    expect(parseOptions(["--grpc-transport", "node"]).grpcTransport).toBe("node");
+    expect(() => parseOptions(["--grpc-transport", "nghttp2"])).toThrow(
+      /--grpc-transport: unknown "nghttp2"/,
+    );
+  });
+
   it("runs the raw baseline as one process unless --raw-workers says otherwise", () => {
     expect(parseOptions([]).rawWorkers).toBe(1);
     expect(parseOptions(["--raw-workers", "2"]).rawWorkers).toBe(2);

@@ -77,7 +77,7 @@ export interface GrpcServerOptions {
   readonly onError?: (err: unknown, where: string) => void;
   /**
    * `tollgate`: the own HTTP/2 connection of protocol/h2 (default); `node`: node:http2. Same behaviour
-   * (test/protocol/grpc runs its conformance tests on both); the own one costs about half the CPU per
+   * (test/protocol/grpc runs its conformance tests on both); the own one costs a quarter to a third of the CPU per
    * call (bench/RESULTS.md).
    */
   readonly transport?: GrpcTransport;
