@@ -26,6 +26,7 @@ import {
   DATA,
   DEFAULT_MAX_FRAME,
   DEFAULT_WINDOW,
+  ENABLE_PUSH,
   ENHANCE_YOUR_CALM,
   FLAG_ACK,
   FLAG_END_HEADERS,
@@ -36,14 +37,17 @@ import {
   FRAME_SIZE_ERROR,
   GOAWAY,
   H2Error,
+  HEADER_TABLE_SIZE,
   HEADERS,
   INITIAL_WINDOW_SIZE,
+  MAX_CONCURRENT_STREAMS,
   MAX_FRAME_LIMIT,
   MAX_FRAME_SIZE,
   MAX_WINDOW,
   NO_ERROR,
   PING,
   PREFACE,
+  PRIORITY,
   PROTOCOL_ERROR,
   PUSH_PROMISE,
   REFUSED_STREAM,
@@ -80,9 +84,25 @@ const MAX_HEADER_BLOCK = 256 * 1024;
 const MAX_HEADER_LIST = 65_536;
 /** Most header fields a request may carry: past it, ENHANCE_YOUR_CALM (node:http2's bounds, too). */
 const MAX_HEADER_PAIRS = 128;
+/** Streams a connection may hold open (announced as SETTINGS_MAX_CONCURRENT_STREAMS). */
+const MAX_STREAMS = 10_000;
+/** Frames of one header block (HEADERS + CONTINUATION): past it the connection ends. */
+const MAX_BLOCK_FRAMES = 64;
+/** Connection-specific fields, malformed in an HTTP/2 request (RFC 9113 §8.2.2). */
+const CONNECTION_FIELDS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
+/** The request pseudo-header fields (RFC 9113 §8.3.1). */
+const REQUEST_PSEUDO = new Set([":method", ":scheme", ":path", ":authority"]);
 /** Our connection receive window, announced at the start and kept topped up. */
 const CONNECTION_WINDOW = 1 << 30;
 const EMPTY = Buffer.alloc(0);
+/** HPACK dynamic table size update to 0 (RFC 7541 §6.3). */
+const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 
 /** One client-initiated stream. */
 export class H2Stream {
@@ -99,6 +119,8 @@ export class H2Stream {
   pending: Buffer | undefined = undefined;
   pendingEnd = false;
   pendingTrailers: Buffer | undefined = undefined;
+  /** In the connection's list of streams waiting for window. */
+  queued = false;
 
   constructor(
     readonly id: number,
@@ -171,11 +193,22 @@ export class H2Connection {
   #blockBytes = 0;
   #out: Buffer = Buffer.allocUnsafe(16_384);
   #outLen = 0;
+  /** Size of the output buffer to allocate at the next write. */
+  #nextOut = 16_384;
   #dirty = false;
   #blocked: H2Stream[] = [];
   #closeListeners: (() => void)[] = [];
   /** Fields of the header block being decoded. */
-  #fields: H2Headers = {};
+  #fields: H2Headers = Object.create(null);
+  /** Why the block being decoded is a malformed request ("" when it is not). */
+  #malformed = "";
+  #regularSeen = false;
+  /** Regular field names already checked (lower-case, not connection-specific); bounded. */
+  readonly #goodNames = new Set<string>();
+  /** The client changed SETTINGS_HEADER_TABLE_SIZE: our next header block starts with a size update. */
+  #tableSizeUpdate = false;
+  #peerTableSize = 4096;
+  #blockFrames = 0;
   /** Fields and octets (RFC 9113 §6.5.2: name + value + 32 each) of the block being decoded. */
   #fieldCount = 0;
   #fieldBytes = 0;
@@ -183,12 +216,37 @@ export class H2Connection {
     this.#fieldCount++;
     this.#fieldBytes += name.length + value.length + 32;
     if (this.#fieldBytes > MAX_HEADER_LIST || this.#fieldCount > MAX_HEADER_PAIRS) return;
+    if (name.charCodeAt(0) === 0x3a) {
+      if (this.#regularSeen) this.#malformed ||= `pseudo-header ${name} after regular fields`;
+      else if (!REQUEST_PSEUDO.has(name)) this.#malformed ||= `unknown pseudo-header ${name}`;
+      else if (this.#fields[name] !== undefined) this.#malformed ||= `repeated ${name}`;
+    } else {
+      this.#regularSeen = true;
+      if (!this.#goodNames.has(name)) this.#checkName(name);
+      if (name === "te" && value !== "trailers") this.#malformed ||= `te: ${value}`;
+    }
     const fields = this.#fields;
     const prev = fields[name];
     if (prev === undefined) {
       if (name !== "__proto__") fields[name] = value;
     } else fields[name] = `${prev}${name === "cookie" ? "; " : ", "}${value}`;
   };
+
+  #checkName(name: string): void {
+    for (let i = 0; i < name.length; i++) {
+      const c = name.charCodeAt(i);
+      if (c >= 0x41 && c <= 0x5a) {
+        this.#malformed ||= `upper-case field name ${name}`;
+        return;
+      }
+    }
+    if (name.length === 0 || CONNECTION_FIELDS.has(name)) {
+      this.#malformed ||= `connection-specific or empty field name "${name}"`;
+      return;
+    }
+    if (this.#goodNames.size >= 1024) this.#goodNames.clear();
+    this.#goodNames.add(name);
+  }
 
   constructor(socket: Socket, opts: H2ConnectionOptions) {
     this.#socket = socket;
@@ -205,8 +263,10 @@ export class H2Connection {
     socket.on("drain", () => {
       if (!this.#dead) socket.resume();
     });
-    // Our SETTINGS (defaults suit us) and the larger connection window.
-    this.#frameHeader(0, SETTINGS, 0, 0);
+    // Our SETTINGS (the defaults, and a stream bound) and the larger connection window.
+    this.#frameHeader(6, SETTINGS, 0, 0);
+    this.#u16(MAX_CONCURRENT_STREAMS);
+    this.#u32(MAX_STREAMS);
     this.#frameHeader(4, WINDOW_UPDATE, 0, 0);
     this.#u32(CONNECTION_WINDOW - DEFAULT_WINDOW);
     this.#recvWindow = CONNECTION_WINDOW;
@@ -249,7 +309,6 @@ export class H2Connection {
 
   #onData(chunk: Buffer): void {
     if (this.#dead) return;
-    this.activity++;
     let buf = chunk;
     const rest = this.#input;
     if (rest !== undefined) {
@@ -330,6 +389,7 @@ export class H2Connection {
         return;
       case GOAWAY:
         if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "GOAWAY on a stream");
+        if (end - start < 8) throw new H2Error(FRAME_SIZE_ERROR, "GOAWAY shorter than 8 bytes");
         this.#peerEnded = true;
         if (this.#streams.size === 0) this.close();
         return;
@@ -338,15 +398,21 @@ export class H2Connection {
         return;
       case PUSH_PROMISE:
         throw new H2Error(PROTOCOL_ERROR, "a client must not send PUSH_PROMISE");
-      default:
-        // PRIORITY and unknown frame types are ignored.
-        if (type === 0x2 && end - start !== 5 && id !== 0) this.#resetId(id, FRAME_SIZE_ERROR);
+      case PRIORITY: {
+        // Read and ignored (RFC 9113 deprecates the scheme); only its shape is checked.
+        if (id === 0) throw new H2Error(PROTOCOL_ERROR, "PRIORITY on stream 0");
+        const open = this.#streams.get(id);
+        if (end - start !== 5 && open !== undefined) this.#reset(open, FRAME_SIZE_ERROR);
         return;
+      }
+      default:
+        return; // unknown frame types are ignored
     }
   }
 
   #data(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     if (id === 0) throw new H2Error(PROTOCOL_ERROR, "DATA on stream 0");
+    this.activity++;
     const size = end - start;
     this.#recvWindow -= size;
     if (this.#recvWindow < 0) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
@@ -373,6 +439,7 @@ export class H2Connection {
     let from = start;
     let to = end;
     if ((flags & FLAG_PADDED) !== 0) {
+      if (end === start) throw new H2Error(PROTOCOL_ERROR, "PADDED DATA without a pad length");
       const pad = buf[start] as number;
       from = start + 1;
       to = end - pad;
@@ -391,9 +458,11 @@ export class H2Connection {
 
   #headers(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     if (id === 0) throw new H2Error(PROTOCOL_ERROR, "HEADERS on stream 0");
+    this.activity++;
     let from = start;
     let to = end;
     if ((flags & FLAG_PADDED) !== 0) {
+      if (end === start) throw new H2Error(PROTOCOL_ERROR, "PADDED HEADERS without a pad length");
       const pad = buf[start] as number;
       from++;
       to -= pad;
@@ -408,6 +477,7 @@ export class H2Connection {
     this.#blockFlags = flags;
     this.#blockParts = [Buffer.from(buf.subarray(from, to))];
     this.#blockBytes = to - from;
+    this.#blockFrames = 1;
   }
 
   #continuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -416,7 +486,9 @@ export class H2Connection {
     this.#blockBytes += end - start;
     if (this.#blockBytes > MAX_HEADER_BLOCK)
       throw new H2Error(ENHANCE_YOUR_CALM, `header block larger than ${MAX_HEADER_BLOCK} bytes`);
-    this.#blockParts.push(Buffer.from(buf.subarray(start, end)));
+    if (++this.#blockFrames > MAX_BLOCK_FRAMES)
+      throw new H2Error(ENHANCE_YOUR_CALM, `header block in more than ${MAX_BLOCK_FRAMES} frames`);
+    if (end > start) this.#blockParts.push(Buffer.from(buf.subarray(start, end)));
     if ((flags & FLAG_END_HEADERS) === 0) return;
     const block = Buffer.concat(this.#blockParts);
     this.#blockParts = [];
@@ -427,10 +499,12 @@ export class H2Connection {
   /** A complete header block on stream `id`: a new request, or the trailers of an open one. */
   #headerBlock(flags: number, id: number, block: Buffer, start: number, end: number): void {
     // Always decode: the HPACK table must follow every block, wanted or not.
-    const fields: H2Headers = {};
+    const fields: H2Headers = Object.create(null);
     this.#fields = fields;
     this.#fieldCount = 0;
     this.#fieldBytes = 0;
+    this.#malformed = "";
+    this.#regularSeen = false;
     try {
       this.#decoder.decode(block, start, end, this.#emit);
     } catch (err) {
@@ -441,17 +515,22 @@ export class H2Connection {
     const open = this.#streams.get(id);
     if (open !== undefined) {
       // Trailers: they must end the stream. Their fields mean nothing to a unary call.
-      if (!ended || open.remoteEnded) {
+      if (open.remoteEnded) {
+        this.#reset(open, STREAM_CLOSED);
+        return;
+      }
+      if (!ended) {
         this.#reset(open, PROTOCOL_ERROR);
         return;
       }
       this.#remoteEnd(open);
       return;
     }
-    if (id <= this.#lastStreamId) throw new H2Error(STREAM_CLOSED, `HEADERS on closed stream ${id}`);
+    // A stream we closed (answered early, reset, refused): frames already on their way are ignored.
+    if (id <= this.#lastStreamId) return;
     if ((id & 1) === 0) throw new H2Error(PROTOCOL_ERROR, `client stream ${id} has an even id`);
     this.#lastStreamId = id;
-    if (this.#goingAway || this.#peerEnded) {
+    if (this.#goingAway || this.#peerEnded || this.#streams.size >= MAX_STREAMS) {
       this.#resetId(id, REFUSED_STREAM);
       return;
     }
@@ -465,8 +544,13 @@ export class H2Connection {
       this.#reset(s, ENHANCE_YOUR_CALM);
       return;
     }
-    if (fields[":method"] === undefined || fields[":path"] === undefined) {
-      this.#reset(s, PROTOCOL_ERROR);
+    if (this.#malformed !== "" || fields[":method"] === undefined || fields[":path"] === undefined) {
+      this.#opts.onError(
+        new H2Error(PROTOCOL_ERROR, `malformed request: ${this.#malformed || "no :method or :path"}`),
+        "stream",
+      );
+      this.#resetId(id, PROTOCOL_ERROR);
+      this.#closeStream(s);
       return;
     }
     if (ended) s.remoteEnded = true;
@@ -502,8 +586,14 @@ export class H2Connection {
         if (value < DEFAULT_MAX_FRAME || value > MAX_FRAME_LIMIT)
           throw new H2Error(PROTOCOL_ERROR, `SETTINGS_MAX_FRAME_SIZE ${value} out of range`);
         this.#peerMaxFrame = value;
+      } else if (key === ENABLE_PUSH) {
+        if (value > 1) throw new H2Error(PROTOCOL_ERROR, `SETTINGS_ENABLE_PUSH ${value}`);
+      } else if (key === HEADER_TABLE_SIZE && value !== this.#peerTableSize) {
+        // We never index, but the peer's decoder wants its new size acknowledged by a size update at
+        // the start of our next block (RFC 7541 §4.2): we send 0, valid under any maximum.
+        this.#peerTableSize = value;
+        this.#tableSizeUpdate = true;
       }
-      // HEADER_TABLE_SIZE: we never index, so the peer's table size does not matter to us.
     }
     this.#frameHeader(0, SETTINGS, FLAG_ACK, 0);
     this.#markDirty();
@@ -534,7 +624,7 @@ export class H2Connection {
       this.#reset(s, FLOW_CONTROL_ERROR);
       return;
     }
-    if (s.pending !== undefined) this.#resumeBlocked();
+    if (s.pending !== undefined) this.#resume(s);
   }
 
   #onEnd(): void {
@@ -641,28 +731,42 @@ export class H2Connection {
     if (off < len) {
       s.pending = off === 0 ? data : data.subarray(off);
       s.pendingEnd = end;
-      if (!this.#blocked.includes(s)) this.#blocked.push(s);
+      if (!s.queued) {
+        s.queued = true;
+        this.#blocked.push(s);
+      }
       return;
     }
     s.pending = undefined;
     if (end) this.#localEnd(s);
   }
 
+  /** The connection window grew: streams waiting for it go on, in order, while it lasts. */
   #resumeBlocked(): void {
     if (this.#blocked.length === 0) return;
     const blocked = this.#blocked;
     this.#blocked = [];
-    for (const s of blocked) {
-      const data = s.pending;
-      if (data === undefined || s.isClosed) continue;
-      this.#sendData(s, data, s.pendingEnd);
-      if (s.pending !== undefined) continue;
-      const trailers = s.pendingTrailers;
-      if (trailers !== undefined) {
-        s.pendingTrailers = undefined;
-        this.#headerFrames(s.id, trailers, true);
-        this.#localEnd(s);
-      }
+    let i = 0;
+    for (; i < blocked.length && this.#sendWindow > 0; i++) {
+      const s = blocked[i] as H2Stream;
+      s.queued = false;
+      this.#resume(s);
+    }
+    // Those not reached stay queued, ahead of any that queued again meanwhile.
+    if (i < blocked.length) this.#blocked = blocked.slice(i).concat(this.#blocked);
+  }
+
+  /** Send what the windows now allow of `s`'s waiting DATA, then its trailers. */
+  #resume(s: H2Stream): void {
+    const data = s.pending;
+    if (data === undefined || s.isClosed) return;
+    this.#sendData(s, data, s.pendingEnd);
+    if (s.pending !== undefined) return;
+    const trailers = s.pendingTrailers;
+    if (trailers !== undefined) {
+      s.pendingTrailers = undefined;
+      this.#headerFrames(s.id, trailers, true);
+      this.#localEnd(s);
     }
   }
 
@@ -679,12 +783,23 @@ export class H2Connection {
     if (s.isClosed) return;
     s.isClosed = true;
     s.pending = undefined;
+    s.pendingTrailers = undefined;
+    if (s.queued) {
+      s.queued = false;
+      const at = this.#blocked.indexOf(s);
+      if (at >= 0) this.#blocked.splice(at, 1);
+    }
     this.#streams.delete(s.id);
     s.handler?.closed();
     if (this.#streams.size === 0 && (this.#goingAway || this.#peerEnded)) this.close();
   }
 
-  #headerFrames(id: number, block: Buffer, endStream: boolean): void {
+  #headerFrames(id: number, withoutUpdate: Buffer, endStream: boolean): void {
+    let block = withoutUpdate;
+    if (this.#tableSizeUpdate) {
+      this.#tableSizeUpdate = false;
+      block = Buffer.concat([TABLE_SIZE_ZERO, withoutUpdate]);
+    }
     const max = this.#peerMaxFrame;
     const endFlag = endStream ? FLAG_END_STREAM : 0;
     if (block.length <= max) {
@@ -726,7 +841,7 @@ export class H2Connection {
   #reserve(n: number): void {
     const need = this.#outLen + n;
     if (need <= this.#out.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(need, this.#out.length * 2));
+    const grown = Buffer.allocUnsafe(Math.max(need, this.#out.length * 2, this.#nextOut));
     this.#out.copy(grown, 0, 0, this.#outLen);
     this.#out = grown;
   }
@@ -742,6 +857,12 @@ export class H2Connection {
     out[p++] = flags;
     out.writeUInt32BE(id, p);
     this.#outLen = p + 4;
+  }
+
+  #u16(value: number): void {
+    this.#reserve(2);
+    this.#out.writeUInt16BE(value, this.#outLen);
+    this.#outLen += 2;
   }
 
   #u32(value: number): void {
@@ -780,7 +901,9 @@ export class H2Connection {
       return;
     }
     const chunk = this.#out.subarray(0, n);
-    this.#out = Buffer.allocUnsafe(Math.max(16_384, Math.min(n * 2, 1 << 20)));
+    // The next turn's buffer is allocated when it is written to, sized by this turn's output.
+    this.#nextOut = Math.max(16_384, Math.min(n * 2, 1 << 20));
+    this.#out = EMPTY;
     this.#outLen = 0;
     if (!this.#socket.write(chunk)) this.#socket.pause();
   }

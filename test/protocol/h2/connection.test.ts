@@ -21,6 +21,7 @@ const DATA = 0;
 const HEADERS = 1;
 const RST_STREAM = 3;
 const SETTINGS = 4;
+const PRIORITY = 2;
 const PING = 6;
 const GOAWAY = 7;
 const WINDOW_UPDATE = 8;
@@ -151,11 +152,15 @@ function headerLists(frames: readonly Frame[], decoder = new HpackDecoder()): Re
   return out;
 }
 
+let seenHeaders: Readonly<Record<string, unknown>> | undefined;
 const echo: UnaryMethod<Uint8Array, Uint8Array> = {
   path: "/test.Echo/Say",
   decode: (bytes) => bytes,
   encode: (out) => out,
-  handle: (input) => input,
+  handle: (input, ctx) => {
+    seenHeaders = ctx.headers;
+    return input;
+  },
 };
 
 /** A server whose calls wait until `release()`. */
@@ -366,5 +371,159 @@ describe("own HTTP/2 transport, frame level", () => {
     await c.until(hasEnd(1), "the answer on stream 1");
     await drained;
     c.close();
+  });
+
+  it("announces SETTINGS_MAX_CONCURRENT_STREAMS and starts its next block with a table size update after the client shrinks its HPACK table", async () => {
+    conn.open(settings([[1, 0]])); // SETTINGS_HEADER_TABLE_SIZE 0
+    conn.send(frame(HEADERS, 0x4, 1, requestBlock()), frame(DATA, 0x1, 1, grpcFrame(Buffer.from("a"))));
+    await conn.until(hasEnd(1), "the answer");
+    const ours = conn.frames[0];
+    expect(ours?.payload.readUInt16BE(0)).toBe(3);
+    expect(ours?.payload.readUInt32BE(2)).toBe(10_000);
+    const blocks = conn.of(1).filter((f) => f.type === HEADERS);
+    expect(blocks[0]?.payload[0]).toBe(0x20); // size update to 0, then :status 200
+    expect(blocks[0]?.payload[1]).toBe(0x88);
+    expect(blocks[1]?.payload[0]).not.toBe(0x20); // once
+    expect(headerLists(conn.of(1))[1]?.["grpc-status"]).toBe("0");
+  });
+
+  it("serves a node:http2 client whose HPACK table is 0 bytes", async () => {
+    const { connect: h2connect } = await import("node:http2");
+    const session = h2connect(`http://127.0.0.1:${port}`, { settings: { headerTableSize: 0 } });
+    await new Promise((resolve) => session.once("connect", resolve));
+    const replies = [];
+    for (let i = 0; i < 3; i++)
+      replies.push(await rawCall(session, { chunks: [grpcFrame(Buffer.from("z"))] }));
+    session.destroy();
+    expect(replies.map((r) => r.grpcStatus)).toEqual([0, 0, 0]);
+  });
+
+  it("ends a connection sending a header block in more than 64 frames (empty CONTINUATION flood)", async () => {
+    conn.open();
+    const flood = [frame(HEADERS, 0, 1, requestBlock().subarray(0, 4))];
+    for (let i = 0; i < 100; i++) flood.push(frame(CONTINUATION, 0, 1));
+    conn.send(...flood);
+    await conn.until(goaway, "GOAWAY");
+    expect(goawayCode(conn)).toBe(0xb);
+  });
+
+  it("ignores trailers arriving on a stream it already answered and keeps the connection", async () => {
+    conn.open();
+    const wrongType = Buffer.from([
+      ...literalField(":method", "POST"),
+      ...literalField(":scheme", "http"),
+      ...literalField(":path", "/test.Echo/Say"),
+      ...literalField("content-type", "text/plain"),
+    ]);
+    conn.send(frame(HEADERS, 0x4, 1, wrongType));
+    await conn.until(hasEnd(1), "the 415");
+    conn.send(
+      frame(HEADERS, 0x4 | 0x1, 1, Buffer.from(literalField("x-trailer", "late"))),
+      frame(HEADERS, 0x4, 3, requestBlock()),
+      frame(DATA, 0x1, 3, grpcFrame(Buffer.from("b"))),
+    );
+    await conn.until(hasEnd(3), "the answer on stream 3");
+    expect(headerLists(conn.of(1))[0]?.[":status"]).toBe("415");
+    expect(conn.frames.some((f) => f.type === GOAWAY)).toBe(false);
+  });
+
+  it("resumes only the stream a WINDOW_UPDATE names", async () => {
+    conn.open(settings([[4, 10]]));
+    const message = grpcFrame(Buffer.alloc(50, 1));
+    conn.send(
+      frame(HEADERS, 0x4, 1, requestBlock()),
+      frame(DATA, 0x1, 1, message),
+      frame(HEADERS, 0x4, 3, requestBlock()),
+      frame(DATA, 0x1, 3, message),
+    );
+    await conn.until((fs) => fs.filter((f) => f.type === DATA).length >= 2, "the first DATA of both");
+    conn.send(frame(WINDOW_UPDATE, 0, 3, u32(1000)));
+    await conn.until(hasEnd(3), "stream 3 finished");
+    await new Promise((r) => setTimeout(r, 30));
+    expect(hasEnd(1)(conn.frames)).toBe(false);
+    conn.send(frame(WINDOW_UPDATE, 0, 1, u32(1000)));
+    await conn.until(hasEnd(1), "stream 1 finished");
+  });
+
+  it("resets a stream sent a PRIORITY of the wrong size and never answers it; PRIORITY on stream 0 ends the connection", async () => {
+    const { slow, release } = heldServer();
+    const c = new RawConnection((await slow.listen("127.0.0.1", 0)).port);
+    c.open();
+    c.send(frame(HEADERS, 0x4, 1, requestBlock()), frame(DATA, 0x1, 1, grpcFrame(Buffer.from("p"))));
+    for (let i = 0; i < 200 && slow.inFlight() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    c.send(frame(PRIORITY, 0, 1, Buffer.alloc(4)));
+    await c.until((fs) => fs.some((f) => f.type === RST_STREAM && f.id === 1), "RST_STREAM");
+    expect(c.frames.find((f) => f.type === RST_STREAM)?.payload.readUInt32BE(0)).toBe(6);
+    release();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(c.of(1).some((f) => f.type === HEADERS || f.type === DATA)).toBe(false);
+    c.send(frame(PRIORITY, 0, 0, Buffer.alloc(5)));
+    await c.until(goaway, "GOAWAY");
+    expect(goawayCode(c)).toBe(1);
+    c.close();
+    await slow.close();
+  });
+
+  it.each([
+    ["an upper-case field name", [["X-Tenant", "a"]]],
+    ["a connection-specific field", [["connection", "keep-alive"]]],
+    ["te other than trailers", [["te", "gzip"]]],
+    [
+      "a pseudo-header after a regular field",
+      [
+        ["x-a", "1"],
+        [":path", "/x"],
+      ],
+    ],
+    ["an unknown pseudo-header", [[":protocol", "websocket"]]],
+  ] as const)("resets a request with %s (PROTOCOL_ERROR) and keeps the connection", async (_what, extra) => {
+    conn.open();
+    const block = Buffer.concat([requestBlock(), Buffer.from(extra.flatMap(([n, v]) => literalField(n, v)))]);
+    conn.send(frame(HEADERS, 0x4 | 0x1, 1, block));
+    await conn.until((fs) => fs.some((f) => f.type === RST_STREAM && f.id === 1), "RST_STREAM");
+    expect(conn.frames.find((f) => f.type === RST_STREAM)?.payload.readUInt32BE(0)).toBe(1);
+    conn.send(frame(HEADERS, 0x4, 3, requestBlock()), frame(DATA, 0x1, 3, grpcFrame(Buffer.from("c"))));
+    await conn.until(hasEnd(3), "the answer on stream 3");
+    expect(conn.frames.some((f) => f.type === GOAWAY)).toBe(false);
+  });
+
+  it("hands a field named like an Object.prototype member through as sent", async () => {
+    conn.open();
+    conn.send(
+      frame(HEADERS, 0x4, 1, requestBlock("/test.Echo/Say", [["constructor", "x"]])),
+      frame(DATA, 0x1, 1, grpcFrame(Buffer.from("d"))),
+    );
+    await conn.until(hasEnd(1), "the answer");
+    expect(seenHeaders?.constructor).toBe("x");
+  });
+
+  it.each([
+    ["a PADDED DATA frame without its pad length", () => frame(DATA, 0x8, 1), 1],
+    ["SETTINGS_ENABLE_PUSH 7", () => settings([[2, 7]]), 1],
+    ["a GOAWAY shorter than 8 bytes", () => frame(GOAWAY, 0, 0, Buffer.alloc(4)), 6],
+  ] as const)("ends the connection on %s", async (_what, bad, code) => {
+    conn.open();
+    conn.send(frame(HEADERS, 0x4, 1, requestBlock()), bad());
+    await conn.until(goaway, "GOAWAY");
+    expect(goawayCode(conn)).toBe(code);
+  });
+
+  it("does not count PINGs as activity: a connection carrying only PINGs is closed as idle", async () => {
+    const idle = createGrpcServer({
+      methods: [echo],
+      maxMessageBytes: 1024,
+      transport: "tollgate",
+      idleTimeoutMs: 100,
+    });
+    const c = new RawConnection((await idle.listen("127.0.0.1", 0)).port);
+    c.open();
+    const until = Date.now() + 1500;
+    while (!c.frames.some((f) => f.type === GOAWAY) && Date.now() < until) {
+      c.send(frame(PING, 0, 0, Buffer.alloc(8)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(goawayCode(c)).toBe(0);
+    c.close();
+    await idle.close();
   });
 });
