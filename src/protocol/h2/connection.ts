@@ -20,6 +20,7 @@
  * resets that stream (RST_STREAM). Either is reported to `onError` and never throws out.
  */
 import type { Socket } from "node:net";
+import { MAX_HEADER_LIST, MAX_HEADER_PAIRS, RequestFields } from "./fields.js";
 import {
   COMPRESSION_ERROR,
   CONTINUATION,
@@ -57,6 +58,7 @@ import {
   WINDOW_UPDATE,
 } from "./frames.js";
 import { HpackDecoder, HpackError } from "./hpack.js";
+import { FrameWriter } from "./writer.js";
 
 /** What a stream reports to whoever took it (a gRPC call). */
 export interface StreamHandler {
@@ -68,8 +70,8 @@ export interface StreamHandler {
   closed(): void;
 }
 
-/** Request headers: lower-case names; repeated fields joined with ", " (cookies with "; "). */
-export type H2Headers = Record<string, string>;
+import type { H2Headers } from "./fields.js";
+export type { H2Headers };
 
 export interface H2ConnectionOptions {
   /** A new stream with its request headers; set `stream.handler` to hear its data, or answer it. */
@@ -80,24 +82,10 @@ export interface H2ConnectionOptions {
 
 /** Largest header block (HEADERS + CONTINUATION) accepted: past it the connection ends. */
 const MAX_HEADER_BLOCK = 256 * 1024;
-/** Largest header list (RFC 9113 §6.5.2 octets) a request may carry: past it, REFUSED_STREAM. */
-const MAX_HEADER_LIST = 65_536;
-/** Most header fields a request may carry: past it, ENHANCE_YOUR_CALM (node:http2's bounds, too). */
-const MAX_HEADER_PAIRS = 128;
 /** Streams a connection may hold open (announced as SETTINGS_MAX_CONCURRENT_STREAMS). */
 const MAX_STREAMS = 10_000;
 /** Frames of one header block (HEADERS + CONTINUATION): past it the connection ends. */
 const MAX_BLOCK_FRAMES = 64;
-/** Connection-specific fields, malformed in an HTTP/2 request (RFC 9113 §8.2.2). */
-const CONNECTION_FIELDS = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-]);
-/** The request pseudo-header fields (RFC 9113 §8.3.1). */
-const REQUEST_PSEUDO = new Set([":method", ":scheme", ":path", ":authority"]);
 /** Our connection receive window, announced at the start and kept topped up. */
 const CONNECTION_WINDOW = 1 << 30;
 const EMPTY = Buffer.alloc(0);
@@ -154,17 +142,6 @@ export class H2Stream {
   }
 }
 
-type Pending = { conn: H2Connection[]; scheduled: boolean };
-/** Connections with output this turn: flushed together at `setImmediate`. */
-const dirty: Pending = { conn: [], scheduled: false };
-
-function flushDirty(): void {
-  const list = dirty.conn;
-  dirty.scheduled = false;
-  dirty.conn = [];
-  for (let i = 0; i < list.length; i++) (list[i] as H2Connection).flush();
-}
-
 export class H2Connection {
   /** Frames received so far: the idle sweep compares it between sweeps. */
   activity = 0;
@@ -191,65 +168,17 @@ export class H2Connection {
   #blockFlags = 0;
   #blockParts: Buffer[] = [];
   #blockBytes = 0;
-  #out: Buffer = Buffer.allocUnsafe(16_384);
-  #outLen = 0;
-  /** Size of the output buffer to allocate at the next write. */
-  #nextOut = 16_384;
-  #dirty = false;
   #blocked: H2Stream[] = [];
   #closeListeners: (() => void)[] = [];
-  /** Fields of the header block being decoded. */
-  #fields: H2Headers = Object.create(null);
-  /** Why the block being decoded is a malformed request ("" when it is not). */
-  #malformed = "";
-  #regularSeen = false;
-  /** Regular field names already checked (lower-case, not connection-specific); bounded. */
-  readonly #goodNames = new Set<string>();
   /** The client changed SETTINGS_HEADER_TABLE_SIZE: our next header block starts with a size update. */
   #tableSizeUpdate = false;
   #peerTableSize = 4096;
   #blockFrames = 0;
-  /** Fields and octets (RFC 9113 §6.5.2: name + value + 32 each) of the block being decoded. */
-  #fieldCount = 0;
-  #fieldBytes = 0;
-  readonly #emit = (name: string, value: string): void => {
-    this.#fieldCount++;
-    this.#fieldBytes += name.length + value.length + 32;
-    if (this.#fieldBytes > MAX_HEADER_LIST || this.#fieldCount > MAX_HEADER_PAIRS) return;
-    if (name.charCodeAt(0) === 0x3a) {
-      if (this.#regularSeen) this.#malformed ||= `pseudo-header ${name} after regular fields`;
-      else if (!REQUEST_PSEUDO.has(name)) this.#malformed ||= `unknown pseudo-header ${name}`;
-      else if (this.#fields[name] !== undefined) this.#malformed ||= `repeated ${name}`;
-    } else {
-      this.#regularSeen = true;
-      if (!this.#goodNames.has(name)) this.#checkName(name);
-      if (name === "te" && value !== "trailers") this.#malformed ||= `te: ${value}`;
-    }
-    const fields = this.#fields;
-    const prev = fields[name];
-    if (prev === undefined) {
-      if (name !== "__proto__") fields[name] = value;
-    } else fields[name] = `${prev}${name === "cookie" ? "; " : ", "}${value}`;
-  };
-
-  #checkName(name: string): void {
-    for (let i = 0; i < name.length; i++) {
-      const c = name.charCodeAt(i);
-      if (c >= 0x41 && c <= 0x5a) {
-        this.#malformed ||= `upper-case field name ${name}`;
-        return;
-      }
-    }
-    if (name.length === 0 || CONNECTION_FIELDS.has(name)) {
-      this.#malformed ||= `connection-specific or empty field name "${name}"`;
-      return;
-    }
-    if (this.#goodNames.size >= 1024) this.#goodNames.clear();
-    this.#goodNames.add(name);
-  }
-
+  readonly #request = new RequestFields();
+  readonly #w: FrameWriter;
   constructor(socket: Socket, opts: H2ConnectionOptions) {
     this.#socket = socket;
+    this.#w = new FrameWriter(socket);
     this.#opts = opts;
     this.remoteAddress = socket.remoteAddress;
     socket.setNoDelay(true);
@@ -264,13 +193,12 @@ export class H2Connection {
       if (!this.#dead) socket.resume();
     });
     // Our SETTINGS (the defaults, and a stream bound) and the larger connection window.
-    this.#frameHeader(6, SETTINGS, 0, 0);
-    this.#u16(MAX_CONCURRENT_STREAMS);
-    this.#u32(MAX_STREAMS);
-    this.#frameHeader(4, WINDOW_UPDATE, 0, 0);
-    this.#u32(CONNECTION_WINDOW - DEFAULT_WINDOW);
+    this.#w.frameHeader(6, SETTINGS, 0, 0);
+    this.#w.u16(MAX_CONCURRENT_STREAMS);
+    this.#w.u32(MAX_STREAMS);
+    this.#w.frameHeader(4, WINDOW_UPDATE, 0, 0);
+    this.#w.u32(CONNECTION_WINDOW - DEFAULT_WINDOW);
     this.#recvWindow = CONNECTION_WINDOW;
-    this.#markDirty();
   }
 
   /** Streams open now. */
@@ -382,9 +310,8 @@ export class H2Connection {
         if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "PING on a stream");
         if (end - start !== 8) throw new H2Error(FRAME_SIZE_ERROR, "PING must be 8 bytes");
         if ((flags & FLAG_ACK) === 0) {
-          this.#frameHeader(8, PING, FLAG_ACK, 0);
-          this.#bytes(buf, start, end);
-          this.#markDirty();
+          this.#w.frameHeader(8, PING, FLAG_ACK, 0);
+          this.#w.bytes(buf, start, end);
         }
         return;
       case GOAWAY:
@@ -417,10 +344,9 @@ export class H2Connection {
     this.#recvWindow -= size;
     if (this.#recvWindow < 0) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
     if (this.#recvWindow < CONNECTION_WINDOW / 2) {
-      this.#frameHeader(4, WINDOW_UPDATE, 0, 0);
-      this.#u32(CONNECTION_WINDOW - this.#recvWindow);
+      this.#w.frameHeader(4, WINDOW_UPDATE, 0, 0);
+      this.#w.u32(CONNECTION_WINDOW - this.#recvWindow);
       this.#recvWindow = CONNECTION_WINDOW;
-      this.#markDirty();
     }
     const s = this.#streams.get(id);
     if (s === undefined) {
@@ -447,10 +373,9 @@ export class H2Connection {
     }
     const ended = (flags & FLAG_END_STREAM) !== 0;
     if (!ended && s.recvWindow < DEFAULT_WINDOW / 2) {
-      this.#frameHeader(4, WINDOW_UPDATE, 0, id);
-      this.#u32(DEFAULT_WINDOW - s.recvWindow);
+      this.#w.frameHeader(4, WINDOW_UPDATE, 0, id);
+      this.#w.u32(DEFAULT_WINDOW - s.recvWindow);
       s.recvWindow = DEFAULT_WINDOW;
-      this.#markDirty();
     }
     if (to > from) s.handler?.push(buf.subarray(from, to));
     if (ended) this.#remoteEnd(s);
@@ -499,14 +424,10 @@ export class H2Connection {
   /** A complete header block on stream `id`: a new request, or the trailers of an open one. */
   #headerBlock(flags: number, id: number, block: Buffer, start: number, end: number): void {
     // Always decode: the HPACK table must follow every block, wanted or not.
-    const fields: H2Headers = Object.create(null);
-    this.#fields = fields;
-    this.#fieldCount = 0;
-    this.#fieldBytes = 0;
-    this.#malformed = "";
-    this.#regularSeen = false;
+    const request = this.#request;
+    request.begin();
     try {
-      this.#decoder.decode(block, start, end, this.#emit);
+      this.#decoder.decode(block, start, end, request.emit);
     } catch (err) {
       if (err instanceof HpackError) throw new H2Error(COMPRESSION_ERROR, err.message);
       throw err;
@@ -534,19 +455,20 @@ export class H2Connection {
       this.#resetId(id, REFUSED_STREAM);
       return;
     }
+    const fields = request.fields;
     const s = new H2Stream(id, this, fields, this.#peerInitialWindow);
     this.#streams.set(id, s);
-    if (this.#fieldBytes > MAX_HEADER_LIST) {
+    if (request.bytes > MAX_HEADER_LIST) {
       this.#reset(s, REFUSED_STREAM);
       return;
     }
-    if (this.#fieldCount > MAX_HEADER_PAIRS) {
+    if (request.count > MAX_HEADER_PAIRS) {
       this.#reset(s, ENHANCE_YOUR_CALM);
       return;
     }
-    if (this.#malformed !== "" || fields[":method"] === undefined || fields[":path"] === undefined) {
+    if (request.malformed !== "" || fields[":method"] === undefined || fields[":path"] === undefined) {
       this.#opts.onError(
-        new H2Error(PROTOCOL_ERROR, `malformed request: ${this.#malformed || "no :method or :path"}`),
+        new H2Error(PROTOCOL_ERROR, `malformed request: ${request.malformed || "no :method or :path"}`),
         "stream",
       );
       this.#resetId(id, PROTOCOL_ERROR);
@@ -595,8 +517,7 @@ export class H2Connection {
         this.#tableSizeUpdate = true;
       }
     }
-    this.#frameHeader(0, SETTINGS, FLAG_ACK, 0);
-    this.#markDirty();
+    this.#w.frameHeader(0, SETTINGS, FLAG_ACK, 0);
     this.#resumeBlocked();
   }
 
@@ -660,7 +581,7 @@ export class H2Connection {
     this.#opts.onError(err, "session");
     const code = err instanceof H2Error ? err.code : 0x2;
     this.#goaway(code);
-    this.flush();
+    this.#w.flush();
     this.#dead = true;
     this.#socket.end();
     // A peer that never reads must not hold the socket.
@@ -693,7 +614,7 @@ export class H2Connection {
       if (endWithData) return;
     }
     if (trailerBlock !== undefined) this.#headerFrames(s.id, trailerBlock, true);
-    else this.#dataFrame(s.id, EMPTY, 0, 0, true);
+    else this.#w.data(s.id, EMPTY, 0, 0, true);
     this.#localEnd(s);
   }
 
@@ -710,9 +631,8 @@ export class H2Connection {
   }
 
   #resetId(id: number, code: number): void {
-    this.#frameHeader(4, RST_STREAM, 0, id);
-    this.#u32(code);
-    this.#markDirty();
+    this.#w.frameHeader(4, RST_STREAM, 0, id);
+    this.#w.u32(code);
   }
 
   /** Send what fits of `data` now; the rest waits in `s.pending` for window. */
@@ -723,7 +643,7 @@ export class H2Connection {
       const room = Math.min(this.#sendWindow, s.sendWindow, this.#peerMaxFrame, len - off);
       if (room <= 0) break;
       const last = off + room === len;
-      this.#dataFrame(s.id, data, off, off + room, last && end);
+      this.#w.data(s.id, data, off, off + room, last && end);
       this.#sendWindow -= room;
       s.sendWindow -= room;
       off += room;
@@ -794,117 +714,24 @@ export class H2Connection {
     if (this.#streams.size === 0 && (this.#goingAway || this.#peerEnded)) this.close();
   }
 
-  #headerFrames(id: number, withoutUpdate: Buffer, endStream: boolean): void {
-    let block = withoutUpdate;
+  #headerFrames(id: number, block: Buffer, endStream: boolean): void {
     if (this.#tableSizeUpdate) {
       this.#tableSizeUpdate = false;
-      block = Buffer.concat([TABLE_SIZE_ZERO, withoutUpdate]);
-    }
-    const max = this.#peerMaxFrame;
-    const endFlag = endStream ? FLAG_END_STREAM : 0;
-    if (block.length <= max) {
-      this.#frameHeader(block.length, HEADERS, FLAG_END_HEADERS | endFlag, id);
-      this.#bytes(block, 0, block.length);
-    } else {
-      this.#frameHeader(max, HEADERS, endFlag, id);
-      this.#bytes(block, 0, max);
-      for (let off = max; off < block.length; off += max) {
-        const to = Math.min(block.length, off + max);
-        this.#frameHeader(to - off, CONTINUATION, to === block.length ? FLAG_END_HEADERS : 0, id);
-        this.#bytes(block, off, to);
-      }
-    }
-    this.#markDirty();
-  }
-
-  #dataFrame(id: number, data: Buffer, from: number, to: number, end: boolean): void {
-    this.#frameHeader(to - from, DATA, end ? FLAG_END_STREAM : 0, id);
-    this.#bytes(data, from, to);
-    this.#markDirty();
+      this.#w.headers(id, Buffer.concat([TABLE_SIZE_ZERO, block]), endStream, this.#peerMaxFrame);
+    } else this.#w.headers(id, block, endStream, this.#peerMaxFrame);
   }
 
   #goaway(code: number): void {
-    this.#frameHeader(8, GOAWAY, 0, 0);
-    this.#u32(this.#lastStreamId);
-    this.#u32(code);
-    this.#markDirty();
+    this.#w.frameHeader(8, GOAWAY, 0, 0);
+    this.#w.u32(this.#lastStreamId);
+    this.#w.u32(code);
   }
 
   #end(): void {
     if (this.#dead) return;
-    this.flush();
+    this.#w.flush();
     this.#dead = true;
     this.#socket.end();
     setTimeout(() => this.#socket.destroy(), 1000).unref();
-  }
-
-  #reserve(n: number): void {
-    const need = this.#outLen + n;
-    if (need <= this.#out.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(need, this.#out.length * 2, this.#nextOut));
-    this.#out.copy(grown, 0, 0, this.#outLen);
-    this.#out = grown;
-  }
-
-  #frameHeader(length: number, type: number, flags: number, id: number): void {
-    this.#reserve(9 + length);
-    const out = this.#out;
-    let p = this.#outLen;
-    out[p++] = length >>> 16;
-    out[p++] = (length >>> 8) & 0xff;
-    out[p++] = length & 0xff;
-    out[p++] = type;
-    out[p++] = flags;
-    out.writeUInt32BE(id, p);
-    this.#outLen = p + 4;
-  }
-
-  #u16(value: number): void {
-    this.#reserve(2);
-    this.#out.writeUInt16BE(value, this.#outLen);
-    this.#outLen += 2;
-  }
-
-  #u32(value: number): void {
-    this.#reserve(4);
-    this.#out.writeUInt32BE(value >>> 0, this.#outLen);
-    this.#outLen += 4;
-  }
-
-  #bytes(src: Uint8Array, from: number, to: number): void {
-    const n = to - from;
-    this.#reserve(n);
-    if (n < 64) {
-      const out = this.#out;
-      let p = this.#outLen;
-      for (let i = from; i < to; i++) out[p++] = src[i] as number;
-    } else this.#out.set(src.subarray(from, to), this.#outLen);
-    this.#outLen += n;
-  }
-
-  #markDirty(): void {
-    if (this.#dirty) return;
-    this.#dirty = true;
-    dirty.conn.push(this);
-    if (!dirty.scheduled) {
-      dirty.scheduled = true;
-      setImmediate(flushDirty);
-    }
-  }
-
-  /** Write the output gathered this turn in one socket write. */
-  flush(): void {
-    this.#dirty = false;
-    const n = this.#outLen;
-    if (n === 0 || this.#socket.destroyed) {
-      this.#outLen = 0;
-      return;
-    }
-    const chunk = this.#out.subarray(0, n);
-    // The next turn's buffer is allocated when it is written to, sized by this turn's output.
-    this.#nextOut = Math.max(16_384, Math.min(n * 2, 1 << 20));
-    this.#out = EMPTY;
-    this.#outLen = 0;
-    if (!this.#socket.write(chunk)) this.#socket.pause();
   }
 }
