@@ -58,20 +58,11 @@ import {
   WINDOW_UPDATE,
 } from "./frames.js";
 import { HpackDecoder, HpackError } from "./hpack.js";
+import { H2Stream, type StreamOwner } from "./stream.js";
 import { FrameWriter } from "./writer.js";
 
-/** What a stream reports to whoever took it (a gRPC call). */
-export interface StreamHandler {
-  /** A chunk of request DATA (a view into the connection's input: read it before returning or copy). */
-  push(chunk: Buffer): void;
-  /** The client ended its side (END_STREAM). */
-  run(): void;
-  /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
-  closed(): void;
-}
-
-import type { H2Headers } from "./fields.js";
-export type { H2Headers };
+export type { H2Headers } from "./fields.js";
+export { H2Stream, type StreamHandler } from "./stream.js";
 
 export interface H2ConnectionOptions {
   /** A new stream with its request headers; set `stream.handler` to hear its data, or answer it. */
@@ -92,57 +83,7 @@ const EMPTY = Buffer.alloc(0);
 /** HPACK dynamic table size update to 0 (RFC 7541 §6.3). */
 const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 
-/** One client-initiated stream. */
-export class H2Stream {
-  handler: StreamHandler | undefined = undefined;
-  /** Our send window on this stream. */
-  sendWindow: number;
-  /** What the client may still send before our next WINDOW_UPDATE. */
-  recvWindow = DEFAULT_WINDOW;
-  remoteEnded = false;
-  localEnded = false;
-  isClosed = false;
-  headersSent = false;
-  /** DATA waiting for window, and what follows it. */
-  pending: Buffer | undefined = undefined;
-  pendingEnd = false;
-  pendingTrailers: Buffer | undefined = undefined;
-  /** In the connection's list of streams waiting for window. */
-  queued = false;
-
-  constructor(
-    readonly id: number,
-    readonly connection: H2Connection,
-    readonly headers: H2Headers,
-    sendWindow: number,
-  ) {
-    this.sendWindow = sendWindow;
-  }
-
-  /** Nothing more can be sent on it. */
-  get destroyed(): boolean {
-    return this.isClosed || this.localEnded;
-  }
-
-  get peer(): string | undefined {
-    return this.connection.remoteAddress;
-  }
-
-  /**
-   * Answer: HEADERS with `headerBlock`, then `body` as DATA (if any), then `trailerBlock` as a HEADERS
-   * frame that ends the stream; without trailers the last frame sent carries END_STREAM.
-   */
-  respond(headerBlock: Buffer, body: Buffer | undefined, trailerBlock: Buffer | undefined): void {
-    this.connection.respond(this, headerBlock, body, trailerBlock);
-  }
-
-  /** Reset the stream (RST_STREAM CANCEL, or `code`). */
-  destroy(code = 0x8): void {
-    this.connection.reset(this, code);
-  }
-}
-
-export class H2Connection {
+export class H2Connection implements StreamOwner {
   /** Frames received so far: the idle sweep compares it between sweeps. */
   activity = 0;
   readonly remoteAddress: string | undefined;

@@ -1,0 +1,70 @@
+/** One client-initiated HTTP/2 stream, as the connection (connection.ts) keeps it and a call sees it. */
+import type { H2Headers } from "./fields.js";
+import { DEFAULT_WINDOW } from "./frames.js";
+
+/** What a stream reports to whoever took it (a gRPC call). */
+export interface StreamHandler {
+  /** A chunk of request DATA (a view into the connection's input: read it before returning or copy). */
+  push(chunk: Buffer): void;
+  /** The client ended its side (END_STREAM). */
+  run(): void;
+  /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
+  closed(): void;
+}
+
+/** The side of the connection a stream answers and resets through. */
+export interface StreamOwner {
+  readonly remoteAddress: string | undefined;
+  respond(s: H2Stream, headerBlock: Buffer, body: Buffer | undefined, trailerBlock: Buffer | undefined): void;
+  reset(s: H2Stream, code: number): void;
+}
+
+/** One client-initiated stream. */
+export class H2Stream {
+  handler: StreamHandler | undefined = undefined;
+  /** Our send window on this stream. */
+  sendWindow: number;
+  /** What the client may still send before our next WINDOW_UPDATE. */
+  recvWindow = DEFAULT_WINDOW;
+  remoteEnded = false;
+  localEnded = false;
+  isClosed = false;
+  headersSent = false;
+  /** DATA waiting for window, and what follows it. */
+  pending: Buffer | undefined = undefined;
+  pendingEnd = false;
+  pendingTrailers: Buffer | undefined = undefined;
+  /** In the connection's list of streams waiting for window. */
+  queued = false;
+
+  constructor(
+    readonly id: number,
+    readonly connection: StreamOwner,
+    readonly headers: H2Headers,
+    sendWindow: number,
+  ) {
+    this.sendWindow = sendWindow;
+  }
+
+  /** Nothing more can be sent on it. */
+  get destroyed(): boolean {
+    return this.isClosed || this.localEnded;
+  }
+
+  get peer(): string | undefined {
+    return this.connection.remoteAddress;
+  }
+
+  /**
+   * Answer: HEADERS with `headerBlock`, then `body` as DATA (if any), then `trailerBlock` as a HEADERS
+   * frame that ends the stream; without trailers the last frame sent carries END_STREAM.
+   */
+  respond(headerBlock: Buffer, body: Buffer | undefined, trailerBlock: Buffer | undefined): void {
+    this.connection.respond(this, headerBlock, body, trailerBlock);
+  }
+
+  /** Reset the stream (RST_STREAM CANCEL, or `code`). */
+  destroy(code = 0x8): void {
+    this.connection.reset(this, code);
+  }
+}
