@@ -64,6 +64,7 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
   const metrics = new TollgateMetrics({
     maxSeries: settings.metricsMaxSeries,
     clock,
+    transport: settings.grpcTransport,
     ...(options.workerSlot === undefined ? {} : { worker: { slot: options.workerSlot, pid: process.pid } }),
   });
   const health = new HealthState();

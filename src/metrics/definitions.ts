@@ -147,6 +147,14 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       labelNames: ["reason"] as const,
       registers,
     }),
+    buildInfo: new Gauge({
+      name: `${PREFIX}build_info`,
+      help: "Always 1: the running tollgate version, Node.js version and gRPC transport (--grpc-transport) as labels.",
+      labelNames: ["version", "node_version", "transport"] as const,
+      registers,
+      // Every worker reports the same labels: the group shows 1, not the number of workers.
+      aggregator: "max",
+    }),
     inFlight: new Gauge({
       name: `${PREFIX}in_flight_requests`,
       help: "Requests being decided right now (bounded by --max-in-flight).",

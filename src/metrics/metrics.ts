@@ -9,6 +9,7 @@
 import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { DecisionResult, EngineMetrics } from "../engine/metrics-port.js";
 import { type Clock, type LimitOverride, systemClock } from "../engine/types.js";
+import { VERSION } from "../version.js";
 import { defineMetrics, defineWorkerMetrics, type MetricSet, PREFIX } from "./definitions.js";
 import { OVERFLOW, SeriesCap } from "./series-cap.js";
 
@@ -36,6 +37,8 @@ export interface MetricsOptions {
   readonly clock?: Clock;
   /** Set in a cluster worker: adds its per-worker series (see `defineWorkerMetrics`). */
   readonly worker?: { readonly slot: string; readonly pid: number };
+  /** The gRPC transport in use, the `transport` label of `tollgate_build_info`. @default "tollgate" */
+  readonly transport?: string;
 }
 
 const RESULTS: readonly DecisionResult[] = ["ok", "over_limit", "shadow_over_limit", "unlimited", "no_match"];
@@ -93,6 +96,10 @@ export class TollgateMetrics implements EngineMetrics {
       beforeCollect: () => this.flush(),
       inFlight: () => this.inFlightCount,
     });
+    this.m.buildInfo.set(
+      { version: VERSION, node_version: process.versions.node, transport: options.transport ?? "tollgate" },
+      1,
+    );
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     if (options.worker) defineWorkerMetrics(this.registry, options.worker, () => this.started);
     this.maxSeries = maxSeries;
