@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 /**
- * `tollgate serve | check | explain` — a tiny entry point: parse, then hand over to app.ts or the
- * offline commands.
+ * `tollgate serve | check | explain | help | --version` — a tiny entry point: parse, then hand over to
+ * app.ts, the offline commands or the help texts (src/help.ts).
  */
 import { runCheck, runExplain } from "./commands.js";
+import { commandHelp, isCommand, overviewHelp } from "./help.js";
 import { serve } from "./serve.js";
 import { SettingsError } from "./settings.js";
+import { VERSION } from "./version.js";
 
-const USAGE = `usage:
-  tollgate serve [--config PATH] [--store memory|URL] [--grpc-addr H:P] [--http-addr H:P] [...]
-  tollgate check PATH
-  tollgate explain --config PATH --domain D --descriptor k=v[,k2=v2]
-
-Every serve option has a TOLLGATE_* environment twin; see the README settings table.`;
+const HELP_FLAGS = new Set(["--help", "-h"]);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && isCommand(command) && rest.some((a) => HELP_FLAGS.has(a))) {
+    console.log(commandHelp(command));
+    return 0;
+  }
   switch (command) {
     case "serve":
       return serve(rest);
@@ -23,13 +24,26 @@ async function main(argv: readonly string[]): Promise<number> {
       return runCheck(rest);
     case "explain":
       return runExplain(rest);
+    case "--version":
+    case "version":
+      console.log(`tollgate ${VERSION}`);
+      return 0;
     case "help":
     case "--help":
-    case "-h":
-      console.log(USAGE);
+    case "-h": {
+      const [topic] = rest;
+      if (topic === undefined) console.log(overviewHelp());
+      else if (isCommand(topic)) console.log(commandHelp(topic));
+      else {
+        console.error(`unknown command ${JSON.stringify(topic)}\n\n${overviewHelp()}`);
+        return 2;
+      }
       return 0;
+    }
     default:
-      console.error(command ? `unknown command ${JSON.stringify(command)}\n\n${USAGE}` : USAGE);
+      console.error(
+        command ? `unknown command ${JSON.stringify(command)}\n\n${overviewHelp()}` : overviewHelp(),
+      );
       return 2;
   }
 }
