@@ -1,5 +1,5 @@
 /**
- * The HTTP routes: `/healthcheck`, `POST /json` (proto3-JSON twin of ShouldRateLimit), `/rlconfig`,
+ * The HTTP routes: `/healthcheck` (readiness), `/livez` (liveness), `POST /json` (proto3-JSON twin of ShouldRateLimit), `/rlconfig`,
  * `/metrics`.
  */
 import type { RateLimitAnswer, RateLimitQuery } from "../engine/types.js";
@@ -20,9 +20,12 @@ export interface RouteDeps {
 
 export function httpRoutes(deps: RouteDeps): Map<string, Route> {
   const routes = new Map<string, Route>();
+  // Readiness: 500 before the first config load and while draining (the same state as gRPC health).
   routes.set("GET /healthcheck", () =>
     deps.health.isServing() ? textReply(200, "OK") : textReply(500, "NOT SERVING"),
   );
+  // Liveness: 200 whenever the event loop answers, draining included (a restart would not help).
+  routes.set("GET /livez", () => textReply(200, "alive"));
   routes.set("POST /json", async (req): Promise<HttpReply> => {
     let answer: RateLimitAnswer;
     try {
