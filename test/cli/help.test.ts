@@ -1,29 +1,11 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/help.js";
 import { SETTINGS } from "../../src/settings.js";
-import { CLI } from "../helpers/service.js";
+import { runCli } from "../helpers/service.js";
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the built CLI to its exit; a non-zero exit is a result, not an error. */
-async function tollgate(...args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-      timeout: 10_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
-}
+/** Runs the built CLI to its exit. */
+const tollgate = (...args: string[]) => runCli(args);
 
 describe("tollgate help", () => {
   it("lists every command, the global flags and an example", async () => {
