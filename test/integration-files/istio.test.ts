@@ -1,10 +1,20 @@
+import { join } from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
-import { parseConfigText } from "../../src/config/document.js";
+import { loadConfig } from "../../src/config/load.js";
 import type { RuleSet } from "../../src/engine/types.js";
 import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
-import { asArray, asObject, at, descriptors, edgeRuleSet, type Req, rulePathFor, yamlFile } from "./files.js";
+import {
+  asArray,
+  asObject,
+  at,
+  descriptors,
+  edgeRuleSet,
+  type Req,
+  repo,
+  rulePathFor,
+  yamlFile,
+} from "./files.js";
 
 /** The Envoy message an EnvoyFilter patch value is, by `applyTo` (Istio's mapping). */
 const PATCH_TYPE: Readonly<Record<string, string>> = {
@@ -19,11 +29,13 @@ const PATCH_TYPE: Readonly<Record<string, string>> = {
 const FILES = ["envoy/istio/ratelimit-filter.yaml", "envoy/istio/ratelimit-actions.yaml"];
 const docs = new Map<string, JsonObject>();
 let edgeRules: RuleSet;
+let kubernetesRules: RuleSet;
 
 beforeAll(async () => {
   await envoyRegistry();
   for (const f of FILES) docs.set(f, await yamlFile(f));
   edgeRules = await edgeRuleSet();
+  kubernetesRules = (await loadConfig(join(repo, "config"))).ruleSet;
 });
 
 function patches(file: string): JsonObject[] {
@@ -59,8 +71,9 @@ describe("envoy/istio EnvoyFilters", () => {
     await expect(decodePatch(typo)).rejects.toThrow(/domian/);
   });
 
-  it("inserts the ratelimit filter before the router and points it at the added HTTP/2 cluster", () => {
-    const [filter, cluster] = patches(FILES[0] ?? "");
+  it("inserts the ratelimit filter before the router, calling tollgate through Istio's mesh cluster for its Service", () => {
+    const all = patches(FILES[0] ?? "");
+    const [filter] = all;
     expect(at(filter, "patch", "operation")).toBe("INSERT_BEFORE");
     expect(at(filter, "match", "listener", "filterChain", "filter", "subFilter", "name")).toBe(
       "envoy.filters.http.router",
@@ -69,13 +82,14 @@ describe("envoy/istio EnvoyFilters", () => {
     expect(at(rl, "domain")).toBe("edge");
     expect(at(rl, "timeout")).toBe("0.02s");
     expect(at(rl, "failure_mode_deny")).toBe(false);
-    const clusterName = at(rl, "rate_limit_service", "grpc_service", "envoy_grpc", "cluster_name");
-    expect(at(cluster, "applyTo")).toBe("CLUSTER");
-    expect(at(cluster, "patch", "value", "name")).toBe(clusterName);
-    const h2 = at(cluster, "patch", "value", "typed_extension_protocol_options");
-    expect(at(h2, "envoy.extensions.upstreams.http.v3.HttpProtocolOptions", "explicit_http_config")).toEqual({
-      http2_protocol_options: {},
+    expect(at(rl, "enable_x_ratelimit_headers")).toBe("OFF");
+    // Istio's own cluster for Service tollgate.tollgate port 8081 (HTTP/2 from appProtocol grpc, EDS,
+    // mesh mTLS): no cluster of our own, which is plaintext and bypasses the mesh.
+    expect(at(rl, "rate_limit_service", "grpc_service", "envoy_grpc")).toEqual({
+      cluster_name: "outbound|8081||tollgate.tollgate.svc.cluster.local",
+      authority: "tollgate.tollgate.svc.cluster.local",
     });
+    expect(all.map((p) => at(p, "applyTo"))).toEqual(["HTTP_FILTER"]);
   });
 
   const cases: [string, string, string][] = [
@@ -94,23 +108,14 @@ describe("envoy/istio EnvoyFilters", () => {
     const sent = descriptors(asArray(at(vhost, "patch", "value", "rate_limits"), "rate_limits"), req);
     expect(sent).toEqual([["tenant=acme", `route_class=${cls}`]]);
     expect(rulePathFor(edgeRules, sent[0] ?? [])).toBe(`edge.tenant.route_class_${cls}`);
+    // The rules deploy/kubernetes mounts (config/) limit the same descriptors, for any tenant.
+    const other = [["tenant=globex", `route_class=${cls}`]];
+    expect(rulePathFor(kubernetesRules, other[0] ?? [])).toBe(`edge.tenant.route_class_${cls}`);
   });
 });
 
-describe("envoy/istio/configmap.yaml", () => {
-  it("holds the same edge rules as envoy/config/edge.yaml", async () => {
-    const cm = await yamlFile("envoy/istio/configmap.yaml");
-    expect(at(cm, "kind")).toBe("ConfigMap");
-    const embedded = String(at(cm, "data", "edge.yaml"));
-    expect(parse(embedded)).toEqual(await yamlFile("envoy/config/edge.yaml"));
-    // tollgate's own loader accepts it as it would from the mounted volume.
-    const { ruleSet } = parseConfigText("configmap:edge.yaml", embedded);
-    expect(rulePathFor(ruleSet, ["tenant=acme", "route_class=export"])).toBe(
-      "edge.tenant.route_class_export",
-    );
-  });
-
-  it("limits only the route classes the gateway sends", () => {
+describe("the edge rules the gateway's descriptors meet", () => {
+  it("limit only the route classes the gateway sends", () => {
     expect(rulePathFor(edgeRules, ["tenant=acme", "route_class=read"])).toBe("edge.tenant.route_class_read");
     expect(rulePathFor(edgeRules, ["tenant=acme", "route_class=admin"])).toBeUndefined();
     expect(rulePathFor(edgeRules, ["tenant=acme"])).toBeUndefined();
