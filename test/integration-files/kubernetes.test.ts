@@ -1,0 +1,361 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ALERTS, PROMETHEUS_RULE, renderPrometheusRule } from "../../scripts/prometheus-rule.mjs";
+import { parseConfigText } from "../../src/config/document.js";
+import { HealthCheckRequestSchema } from "../../src/gen/grpc/health/v1/health_pb.js";
+import { HealthState, healthMethod } from "../../src/protocol/health.js";
+import { parseDuration, SETTINGS } from "../../src/settings.js";
+import { readDockerfile } from "./dockerfile.js";
+import { asArray, asObject, at, repo } from "./files.js";
+import { hasKubectl, id, OVERLAYS, one, render, schemaErrors, unknownFields } from "./kubernetes.js";
+
+// kubectl comes from Debian's kubectl package (.ci/run installs it when missing); in CI its absence fails.
+const kubectl = (await hasKubectl()) || process.env.CI !== undefined;
+const rendered = new Map<string, JsonObject[]>();
+const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string }).version;
+const docker = readDockerfile();
+const CLUSTER_SCOPED = new Set(["Namespace"]);
+
+beforeAll(async () => {
+  if (!kubectl) return;
+  for (const o of OVERLAYS) rendered.set(o, await render(`deploy/kubernetes/overlays/${o}`));
+}, 60_000);
+
+const objects = (overlay: string): JsonObject[] => rendered.get(overlay) ?? [];
+const deployment = (overlay: string) => one(objects(overlay), "Deployment", "tollgate");
+const podSpec = (overlay: string) => asObject(at(deployment(overlay), "spec", "template", "spec"), "pod");
+const container = (overlay: string) => asObject(at(podSpec(overlay), "containers", 0), "container");
+const list = (v: JsonValue | undefined): JsonObject[] =>
+  v === undefined ? [] : asArray(v, "list").map((x) => asObject(x, "item"));
+const env = (overlay: string): Map<string, JsonObject> =>
+  new Map(list(container(overlay).env).map((e) => [String(e.name), e]));
+const envValue = (overlay: string, name: string) => String(at(env(overlay).get(name), "value"));
+const labelsMatch = (selector: JsonValue, labels: JsonValue) =>
+  Object.entries(asObject(selector, "selector")).every(([k, v]) => asObject(labels, "labels")[k] === v);
+const podLabels = (overlay: string) => at(deployment(overlay), "spec", "template", "metadata", "labels");
+/** Ports of NetworkPolicy ingress rules, with the namespaces each admits (`*` = any). */
+function ingressPorts(overlay: string): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const rule of list(at(one(objects(overlay), "NetworkPolicy"), "spec", "ingress"))) {
+    const from = list(rule.from).map((f) => {
+      const labels = asObject(f.namespaceSelector ?? {}, "namespaceSelector").matchLabels;
+      return labels === undefined ? "*" : String(at(labels, "kubernetes.io/metadata.name"));
+    });
+    for (const p of list(rule.ports)) out.set(Number(p.port), [...(out.get(Number(p.port)) ?? []), ...from]);
+  }
+  return out;
+}
+const egressPorts = (overlay: string) =>
+  list(at(one(objects(overlay), "NetworkPolicy"), "spec", "egress")).flatMap((r) =>
+    list(r.ports).map((p) => Number(p.port)),
+  );
+
+describe.skipIf(!kubectl)("deploy/kubernetes overlays (kubectl kustomize)", () => {
+  it.each(
+    OVERLAYS,
+  )("%s validates against the Kubernetes, Istio and Prometheus Operator schemas", async (o) => {
+    expect(objects(o).length).toBeGreaterThanOrEqual(6);
+    expect((await Promise.all(objects(o).map(schemaErrors))).flat()).toEqual([]);
+  });
+
+  it("uses no field that a schema does not define, in any overlay", async () => {
+    const unique = new Map<string, JsonObject>();
+    for (const o of OVERLAYS) for (const obj of objects(o)) unique.set(JSON.stringify(obj), obj);
+    expect(await unknownFields("overlays", [...unique.values()])).toEqual([]);
+  }, 60_000);
+
+  it("would reject a misspelled field and a wrongly typed value", async () => {
+    const bad = structuredClone(deployment("redis"));
+    const c = asObject(at(bad, "spec", "template", "spec", "containers", 0), "container");
+    c.readinesProbe = c.readinessProbe ?? {};
+    asObject(at(bad, "spec"), "spec").replicas = "3";
+    expect(await schemaErrors(bad)).toEqual([expect.stringMatching(/spec\/replicas must be integer/)]);
+    const typo = await unknownFields("typo", [bad]);
+    expect(typo.some((e) => e.includes("'\"readinesProbe\"' does not exist"))).toBe(true);
+  }, 60_000);
+
+  it.each(OVERLAYS)("%s puts every namespaced object in an explicit namespace", (o) => {
+    const missing = objects(o).filter(
+      (obj) =>
+        !CLUSTER_SCOPED.has(String(obj.kind)) && asObject(at(obj, "metadata"), "m").namespace === undefined,
+    );
+    expect(missing.map(id)).toEqual([]);
+  });
+
+  it.each(OVERLAYS)("%s selects the Deployment's pods from the Service, PDB, NetworkPolicy and HPA", (o) => {
+    const objs = objects(o);
+    const labels = podLabels(o);
+    expect(labelsMatch(at(deployment(o), "spec", "selector", "matchLabels"), labels)).toBe(true);
+    expect(labelsMatch(at(one(objs, "Service", "tollgate"), "spec", "selector"), labels)).toBe(true);
+    expect(labelsMatch(at(one(objs, "NetworkPolicy"), "spec", "podSelector", "matchLabels"), labels)).toBe(
+      true,
+    );
+    for (const pdb of objs.filter((x) => x.kind === "PodDisruptionBudget"))
+      expect(labelsMatch(at(pdb, "spec", "selector", "matchLabels"), labels)).toBe(true);
+    for (const hpa of objs.filter((x) => x.kind === "HorizontalPodAutoscaler"))
+      expect(at(hpa, "spec", "scaleTargetRef")).toEqual({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        name: "tollgate",
+      });
+    for (const pa of objs.filter((x) => x.kind === "PeerAuthentication"))
+      expect(labelsMatch(at(pa, "spec", "selector", "matchLabels"), labels)).toBe(true);
+  });
+
+  it.each(
+    OVERLAYS,
+  )("%s serves gRPC on a port named grpc with appProtocol grpc, on the ports the settings and Dockerfile use", (o) => {
+    const service = one(objects(o), "Service", "tollgate");
+    const ports = new Map(list(at(service, "spec", "ports")).map((p) => [String(p.name), p]));
+    const containerPorts = new Map(
+      list(container(o).ports).map((p) => [String(p.name), Number(p.containerPort)]),
+    );
+    const grpcPort = Number(SETTINGS.grpcAddr.default.split(":")[1]);
+    const httpPort = Number(SETTINGS.httpAddr.default.split(":")[1]);
+    expect(ports.get("grpc")).toMatchObject({ port: grpcPort, targetPort: "grpc", appProtocol: "grpc" });
+    expect(ports.get("http")).toMatchObject({ port: httpPort, targetPort: "http" });
+    expect(containerPorts).toEqual(
+      new Map([
+        ["grpc", grpcPort],
+        ["http", httpPort],
+      ]),
+    );
+    for (const [name, addr] of [
+      [SETTINGS.grpcAddr.env, grpcPort],
+      [SETTINGS.httpAddr.env, httpPort],
+    ] as const) {
+      expect(envValue(o, name)).toBe(docker.env.get(name));
+      expect(Number(envValue(o, name).split(":")[1])).toBe(addr);
+    }
+    expect([...ingressPorts(o).keys()]).toEqual(expect.arrayContaining([grpcPort, httpPort]));
+  });
+
+  it.each(
+    OVERLAYS,
+  )("%s mounts the rules as a directory at the Dockerfile's config path, from the generated ConfigMap", (o) => {
+    const path = docker.env.get(SETTINGS.config.env);
+    expect(envValue(o, SETTINGS.config.env)).toBe(path);
+    const mount = list(container(o).volumeMounts).find((m) => m.mountPath === path);
+    expect(mount?.subPath).toBeUndefined();
+    expect(mount?.readOnly).toBe(true);
+    const volume = list(podSpec(o).volumes).find((v) => v.name === mount?.name);
+    const configMap = one(objects(o), "ConfigMap", String(at(volume, "configMap", "name")));
+    expect(configMap).toBeDefined();
+  });
+
+  it("fills the ConfigMap with config/'s rule files as they are, every one of them, and tollgate loads them", () => {
+    const data = asObject(at(one(objects("redis"), "ConfigMap", "tollgate-config"), "data"), "data");
+    const files = readdirSync(join(repo, "config")).filter((f) => /\.ya?ml$/.test(f));
+    expect(Object.keys(data).sort()).toEqual(files.sort());
+    for (const f of files) {
+      expect(data[f]).toBe(readFileSync(join(repo, "config", f), "utf8"));
+      expect(parseConfigText(`configmap:${f}`, String(data[f])).ruleSet.domains.size).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(
+    OVERLAYS,
+  )("%s gives a drain (preStop + drain timeout + a workers primary's 5 s) less time than the grace period", (o) => {
+    const preStop = Number(at(container(o), "lifecycle", "preStop", "sleep", "seconds"));
+    const drainMs = parseDuration(envValue(o, SETTINGS.drainTimeout.env)) ?? Number.NaN;
+    const grace = Number(at(podSpec(o), "terminationGracePeriodSeconds"));
+    expect(preStop).toBeGreaterThan(0);
+    expect(preStop + drainMs / 1000 + 5).toBeLessThan(grace);
+    const proxy = asObject(at(deployment(o), "spec", "template", "metadata"), "meta").annotations;
+    const istio = proxy === undefined ? undefined : asObject(proxy, "annotations")["proxy.istio.io/config"];
+    if (istio !== undefined) {
+      const drain = parseDuration(String(at(parse(String(istio)), "terminationDrainDuration"))) ?? Number.NaN;
+      expect(drain / 1000).toBeGreaterThanOrEqual(preStop + drainMs / 1000);
+      expect(drain / 1000).toBeLessThan(grace);
+    }
+  });
+
+  it.each(
+    OVERLAYS,
+  )("%s probes readiness through gRPC health on the grpc port and liveness on /livez, which stays up while draining", async (o) => {
+    const c = container(o);
+    const readiness = asObject(at(c, "readinessProbe"), "readiness");
+    expect(at(readiness, "grpc", "port")).toBe(Number(SETTINGS.grpcAddr.default.split(":")[1]));
+    // The service name is one tollgate's health method answers (an unknown one is NOT_FOUND).
+    const state = new HealthState();
+    state.setServing(true);
+    const answer = await healthMethod(state).handle(
+      create(HealthCheckRequestSchema, { service: String(at(readiness, "grpc", "service")) }),
+      {} as never,
+    );
+    expect(answer.status).toBe(1);
+    expect(at(c, "livenessProbe", "httpGet")).toEqual({ path: "/livez", port: "http" });
+    expect(at(c, "startupProbe", "httpGet")).toEqual({ path: "/livez", port: "http" });
+  });
+
+  it.each(
+    OVERLAYS,
+  )("%s runs non-root as the Dockerfile's user, read-only, without capabilities, under RuntimeDefault seccomp", (o) => {
+    const [uid, gid] = docker.user.split(":").map(Number);
+    expect(at(podSpec(o), "securityContext")).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: uid,
+      runAsGroup: gid,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(at(container(o), "securityContext")).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(podSpec(o).automountServiceAccountToken).toBe(false);
+    expect(podSpec(o).enableServiceLinks).toBe(false);
+  });
+
+  it.each(OVERLAYS)("%s spreads pods across zones and requests CPU and memory with a memory limit", (o) => {
+    const keys = list(podSpec(o).topologySpreadConstraints).map((t) => t.topologyKey);
+    expect(keys).toContain("topology.kubernetes.io/zone");
+    const resources = asObject(at(container(o), "resources"), "resources");
+    expect(Object.keys(asObject(at(resources, "requests"), "requests")).sort()).toEqual(["cpu", "memory"]);
+    expect(Object.keys(asObject(at(resources, "limits"), "limits"))).toEqual(["memory"]);
+  });
+
+  it.each(OVERLAYS)("%s runs the image of this release and names only settings that exist", (o) => {
+    expect(at(container(o), "image")).toBe(`tollgate:${version}`);
+    expect(asObject(podLabels(o), "labels")["app.kubernetes.io/version"]).toBe(version);
+    const names = new Set(Object.values(SETTINGS).map((s) => s.env));
+    for (const name of env(o).keys()) expect(names).toContain(name);
+  });
+
+  it("runs the memory store as exactly one pod, without autoscaler or disruption budget", () => {
+    expect(at(deployment("memory"), "spec", "replicas")).toBe(1);
+    expect(envValue("memory", SETTINGS.store.env)).toBe("memory");
+    expect(
+      objects("memory").filter(
+        (x) => x.kind === "HorizontalPodAutoscaler" || x.kind === "PodDisruptionBudget",
+      ),
+    ).toEqual([]);
+    expect(egressPorts("memory")).toEqual([53, 53]);
+  });
+
+  it.each([
+    "redis",
+    "redis-cluster",
+    "istio",
+    "istio-ambient",
+    "prometheus-operator",
+  ])("%s reads the store URL from a Secret, reaches Redis' port, and scales from three pods", (o) => {
+    expect(at(env(o).get(SETTINGS.store.env), "valueFrom", "secretKeyRef")).toEqual({
+      name: "tollgate-redis",
+      key: "url",
+    });
+    expect(egressPorts(o)).toContain(6379);
+    expect(
+      Number(at(one(objects(o), "HorizontalPodAutoscaler"), "spec", "minReplicas")),
+    ).toBeGreaterThanOrEqual(3);
+    expect(at(one(objects(o), "PodDisruptionBudget"), "spec", "maxUnavailable")).toBe(1);
+    expect(deployment(o).spec).not.toHaveProperty("replicas");
+  });
+});
+
+describe.skipIf(!kubectl)("deploy/kubernetes with Istio", () => {
+  /** The rate limit service an EnvoyFilter's HTTP_FILTER patch calls. */
+  const grpcService = (filter: JsonObject) =>
+    at(
+      filter,
+      "spec",
+      "configPatches",
+      0,
+      "patch",
+      "value",
+      "typed_config",
+      "rate_limit_service",
+      "grpc_service",
+      "envoy_grpc",
+    );
+
+  it.each([
+    "istio",
+    "istio-ambient",
+  ])("%s calls tollgate through the mesh cluster Istio builds for the rendered Service", (o) => {
+    const service = one(objects(o), "Service", "tollgate");
+    const fqdn = `${String(at(service, "metadata", "name"))}.${String(at(service, "metadata", "namespace"))}.svc.cluster.local`;
+    const grpc = list(at(service, "spec", "ports")).find((p) => p.name === "grpc");
+    const filter = one(objects(o), "EnvoyFilter", "tollgate-ratelimit-filter");
+    expect(grpcService(filter)).toEqual({
+      cluster_name: `outbound|${String(grpc?.port)}||${fqdn}`,
+      authority: fqdn,
+    });
+    const patches = list(at(filter, "spec", "configPatches"));
+    expect(patches.filter((p) => p.applyTo === "CLUSTER")).toEqual([]);
+  });
+
+  it("lets only the gateway's namespace reach the gRPC port, with sidecars, and gives the proxy istiod", () => {
+    const filterNamespace = at(
+      one(objects("istio"), "EnvoyFilter", "tollgate-ratelimit-filter"),
+      "metadata",
+      "namespace",
+    );
+    expect(ingressPorts("istio").get(8081)).toEqual([filterNamespace]);
+    expect(egressPorts("istio")).toContain(15012);
+    expect(at(one(objects("istio"), "Namespace"), "metadata", "labels", "istio-injection")).toBe("enabled");
+    expect(at(one(objects("istio"), "PeerAuthentication"), "spec", "mtls", "mode")).toBe("STRICT");
+  });
+
+  it("attaches the ambient EnvoyFilters to a Gateway API gateway in their own namespace, and opens HBONE", () => {
+    for (const f of objects("istio-ambient").filter((x) => x.kind === "EnvoyFilter")) {
+      expect(at(f, "spec")).not.toHaveProperty("workloadSelector");
+      expect(at(f, "spec", "targetRefs", 0)).toMatchObject({
+        group: "gateway.networking.k8s.io",
+        kind: "Gateway",
+      });
+    }
+    expect(ingressPorts("istio-ambient").get(15008)).toEqual(["*"]);
+    expect(egressPorts("istio-ambient")).toContain(15008);
+    expect(
+      at(one(objects("istio-ambient"), "Namespace"), "metadata", "labels", "istio.io/dataplane-mode"),
+    ).toBe("ambient");
+  });
+});
+
+describe("deploy/kubernetes with the Prometheus Operator", () => {
+  it("commits the PrometheusRule that scripts/prometheus-rule.mjs renders from the alert rules (npm run gen:deploy)", () => {
+    const committed = readFileSync(join(repo, PROMETHEUS_RULE), "utf8");
+    expect(committed).toBe(renderPrometheusRule(readFileSync(join(repo, ALERTS), "utf8")));
+    expect(at(parse(committed), "spec", "groups")).toEqual(
+      at(parse(readFileSync(join(repo, ALERTS), "utf8")), "groups"),
+    );
+  });
+
+  it("would notice an alert rule changed without regenerating", () => {
+    const changed = readFileSync(join(repo, ALERTS), "utf8").replace("> 0.2", "> 0.3");
+    expect(renderPrometheusRule(changed)).not.toBe(readFileSync(join(repo, PROMETHEUS_RULE), "utf8"));
+  });
+
+  it.skipIf(!kubectl)("scrapes the Service's http port at /metrics", () => {
+    const objs = objects("prometheus-operator");
+    const service = one(objs, "Service", "tollgate");
+    const monitor = one(objs, "ServiceMonitor");
+    expect(
+      labelsMatch(at(monitor, "spec", "selector", "matchLabels"), at(service, "metadata", "labels")),
+    ).toBe(true);
+    const port = String(at(monitor, "spec", "endpoints", 0, "port"));
+    expect(list(at(service, "spec", "ports")).map((p) => p.name)).toContain(port);
+    expect(at(monitor, "spec", "endpoints", 0, "path")).toBe("/metrics");
+    expect(one(objs, "PrometheusRule")).toBeDefined();
+  });
+});
+
+describe("config/Kustomization", () => {
+  it("lists every rule file of config/, so none is left out of the ConfigMap", () => {
+    const kustomization = parse(readFileSync(join(repo, "config/Kustomization"), "utf8"));
+    const generator = asObject(at(kustomization, "configMapGenerator", 0), "generator");
+    const listed = asArray(at(generator, "files"), "files").map(String).sort();
+    expect(listed).toEqual(
+      readdirSync(join(repo, "config"))
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort(),
+    );
+    expect(at(generator, "options", "disableNameSuffixHash")).toBe(true);
+  });
+});
