@@ -1,58 +1,37 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ALERTS, PROMETHEUS_RULE, renderPrometheusRule } from "../../scripts/prometheus-rule.mjs";
 import { parseConfigText } from "../../src/config/document.js";
 import { HealthCheckRequestSchema } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { HealthState, healthMethod } from "../../src/protocol/health.js";
 import { parseDuration, SETTINGS } from "../../src/settings.js";
 import { readDockerfile } from "./dockerfile.js";
 import { asArray, asObject, at, repo } from "./files.js";
-import { hasKubectl, id, OVERLAYS, one, render, schemaErrors, unknownFields } from "./kubernetes.js";
+import { id, OVERLAYS, one, schemaErrors, unknownFields } from "./kubernetes.js";
+import {
+  container,
+  deployment,
+  egressPorts,
+  env,
+  envValue,
+  ingressPorts,
+  kubectl,
+  labelsMatch,
+  list,
+  objects,
+  podLabels,
+  podSpec,
+  renderOverlays,
+} from "./overlays.js";
 
-// kubectl comes from Debian's kubectl package (.ci/run installs it when missing); in CI its absence fails.
-const kubectl = (await hasKubectl()) || process.env.CI !== undefined;
-const rendered = new Map<string, JsonObject[]>();
 const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string }).version;
 const docker = readDockerfile();
 const CLUSTER_SCOPED = new Set(["Namespace"]);
 
-beforeAll(async () => {
-  if (!kubectl) return;
-  for (const o of OVERLAYS) rendered.set(o, await render(`deploy/kubernetes/overlays/${o}`));
-}, 60_000);
-
-const objects = (overlay: string): JsonObject[] => rendered.get(overlay) ?? [];
-const deployment = (overlay: string) => one(objects(overlay), "Deployment", "tollgate");
-const podSpec = (overlay: string) => asObject(at(deployment(overlay), "spec", "template", "spec"), "pod");
-const container = (overlay: string) => asObject(at(podSpec(overlay), "containers", 0), "container");
-const list = (v: JsonValue | undefined): JsonObject[] =>
-  v === undefined ? [] : asArray(v, "list").map((x) => asObject(x, "item"));
-const env = (overlay: string): Map<string, JsonObject> =>
-  new Map(list(container(overlay).env).map((e) => [String(e.name), e]));
-const envValue = (overlay: string, name: string) => String(at(env(overlay).get(name), "value"));
-const labelsMatch = (selector: JsonValue, labels: JsonValue) =>
-  Object.entries(asObject(selector, "selector")).every(([k, v]) => asObject(labels, "labels")[k] === v);
-const podLabels = (overlay: string) => at(deployment(overlay), "spec", "template", "metadata", "labels");
-/** Ports of NetworkPolicy ingress rules, with the namespaces each admits (`*` = any). */
-function ingressPorts(overlay: string): Map<number, string[]> {
-  const out = new Map<number, string[]>();
-  for (const rule of list(at(one(objects(overlay), "NetworkPolicy"), "spec", "ingress"))) {
-    const from = list(rule.from).map((f) => {
-      const labels = asObject(f.namespaceSelector ?? {}, "namespaceSelector").matchLabels;
-      return labels === undefined ? "*" : String(at(labels, "kubernetes.io/metadata.name"));
-    });
-    for (const p of list(rule.ports)) out.set(Number(p.port), [...(out.get(Number(p.port)) ?? []), ...from]);
-  }
-  return out;
-}
-const egressPorts = (overlay: string) =>
-  list(at(one(objects(overlay), "NetworkPolicy"), "spec", "egress")).flatMap((r) =>
-    list(r.ports).map((p) => Number(p.port)),
-  );
+beforeAll(renderOverlays, 60_000);
 
 describe.skipIf(!kubectl)("deploy/kubernetes overlays (kubectl kustomize)", () => {
   it.each(
@@ -255,94 +234,6 @@ describe.skipIf(!kubectl)("deploy/kubernetes overlays (kubectl kustomize)", () =
     ).toBeGreaterThanOrEqual(3);
     expect(at(one(objects(o), "PodDisruptionBudget"), "spec", "maxUnavailable")).toBe(1);
     expect(deployment(o).spec).not.toHaveProperty("replicas");
-  });
-});
-
-describe.skipIf(!kubectl)("deploy/kubernetes with Istio", () => {
-  /** The rate limit service an EnvoyFilter's HTTP_FILTER patch calls. */
-  const grpcService = (filter: JsonObject) =>
-    at(
-      filter,
-      "spec",
-      "configPatches",
-      0,
-      "patch",
-      "value",
-      "typed_config",
-      "rate_limit_service",
-      "grpc_service",
-      "envoy_grpc",
-    );
-
-  it.each([
-    "istio",
-    "istio-ambient",
-  ])("%s calls tollgate through the mesh cluster Istio builds for the rendered Service", (o) => {
-    const service = one(objects(o), "Service", "tollgate");
-    const fqdn = `${String(at(service, "metadata", "name"))}.${String(at(service, "metadata", "namespace"))}.svc.cluster.local`;
-    const grpc = list(at(service, "spec", "ports")).find((p) => p.name === "grpc");
-    const filter = one(objects(o), "EnvoyFilter", "tollgate-ratelimit-filter");
-    expect(grpcService(filter)).toEqual({
-      cluster_name: `outbound|${String(grpc?.port)}||${fqdn}`,
-      authority: fqdn,
-    });
-    const patches = list(at(filter, "spec", "configPatches"));
-    expect(patches.filter((p) => p.applyTo === "CLUSTER")).toEqual([]);
-  });
-
-  it("lets only the gateway's namespace reach the gRPC port, with sidecars, and gives the proxy istiod", () => {
-    const filterNamespace = at(
-      one(objects("istio"), "EnvoyFilter", "tollgate-ratelimit-filter"),
-      "metadata",
-      "namespace",
-    );
-    expect(ingressPorts("istio").get(8081)).toEqual([filterNamespace]);
-    expect(egressPorts("istio")).toContain(15012);
-    expect(at(one(objects("istio"), "Namespace"), "metadata", "labels", "istio-injection")).toBe("enabled");
-    expect(at(one(objects("istio"), "PeerAuthentication"), "spec", "mtls", "mode")).toBe("STRICT");
-  });
-
-  it("attaches the ambient EnvoyFilters to a Gateway API gateway in their own namespace, and opens HBONE", () => {
-    for (const f of objects("istio-ambient").filter((x) => x.kind === "EnvoyFilter")) {
-      expect(at(f, "spec")).not.toHaveProperty("workloadSelector");
-      expect(at(f, "spec", "targetRefs", 0)).toMatchObject({
-        group: "gateway.networking.k8s.io",
-        kind: "Gateway",
-      });
-    }
-    expect(ingressPorts("istio-ambient").get(15008)).toEqual(["*"]);
-    expect(egressPorts("istio-ambient")).toContain(15008);
-    expect(
-      at(one(objects("istio-ambient"), "Namespace"), "metadata", "labels", "istio.io/dataplane-mode"),
-    ).toBe("ambient");
-  });
-});
-
-describe("deploy/kubernetes with the Prometheus Operator", () => {
-  it("commits the PrometheusRule that scripts/prometheus-rule.mjs renders from the alert rules (npm run gen:deploy)", () => {
-    const committed = readFileSync(join(repo, PROMETHEUS_RULE), "utf8");
-    expect(committed).toBe(renderPrometheusRule(readFileSync(join(repo, ALERTS), "utf8")));
-    expect(at(parse(committed), "spec", "groups")).toEqual(
-      at(parse(readFileSync(join(repo, ALERTS), "utf8")), "groups"),
-    );
-  });
-
-  it("would notice an alert rule changed without regenerating", () => {
-    const changed = readFileSync(join(repo, ALERTS), "utf8").replace("> 0.2", "> 0.3");
-    expect(renderPrometheusRule(changed)).not.toBe(readFileSync(join(repo, PROMETHEUS_RULE), "utf8"));
-  });
-
-  it.skipIf(!kubectl)("scrapes the Service's http port at /metrics", () => {
-    const objs = objects("prometheus-operator");
-    const service = one(objs, "Service", "tollgate");
-    const monitor = one(objs, "ServiceMonitor");
-    expect(
-      labelsMatch(at(monitor, "spec", "selector", "matchLabels"), at(service, "metadata", "labels")),
-    ).toBe(true);
-    const port = String(at(monitor, "spec", "endpoints", 0, "port"));
-    expect(list(at(service, "spec", "ports")).map((p) => p.name)).toContain(port);
-    expect(at(monitor, "spec", "endpoints", 0, "path")).toBe("/metrics");
-    expect(one(objs, "PrometheusRule")).toBeDefined();
   });
 });
 
