@@ -18,7 +18,7 @@ const run = promisify(execFile);
 /** Every overlay under deploy/kubernetes/overlays. */
 export const OVERLAYS = ["memory", "redis", "redis-cluster", "istio", "istio-ambient", "prometheus-operator"];
 
-/** Whether `kubectl` is on PATH (Debian's kubectl package; .ci/run installs it when missing). */
+/** Whether `kubectl` is on PATH (the machine image ships it; .ci/run installs it when missing). */
 export async function hasKubectl(): Promise<boolean> {
   try {
     await run("kubectl", ["version", "--client"]);
