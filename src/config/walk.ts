@@ -174,6 +174,16 @@ export class SchemaWalker {
       case "string":
         // Like envoyproxy/ratelimit (yaml.v2), a plain scalar into a string field keeps its text.
         if (typeof node.value === "object") return bad("a string");
+        // envoyproxy/ratelimit rejects floats anywhere (its key check accepts only strings, ints
+        // and bools): an unquoted `1.50` would silently become 1.5. Ints and bools keep their text.
+        if (plain && typeof node.value === "number" && !INTEGER_TEXT.test(text)) {
+          this.#report(
+            pos,
+            path,
+            `must be a string, got the float ${text}: quote it (${path.slice(path.lastIndexOf(".") + 1)}: "${text}"); unquoted floats are rejected, as by envoyproxy/ratelimit, because 1.50 would read as 1.5`,
+          );
+          return undefined;
+        }
         return text;
       case "bool":
         return typeof node.value === "boolean" ? node.value : bad("true or false");

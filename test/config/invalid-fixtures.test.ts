@@ -169,6 +169,12 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
     ],
   ],
   [
+    "value-float.yaml",
+    [
+      'value-float.yaml:4:12: descriptors[0].value: must be a string, got the float 1.50: quote it (value: "1.50"); unquoted floats are rejected, as by envoyproxy/ratelimit, because 1.50 would read as 1.5',
+    ],
+  ],
+  [
     "yaml-syntax.yaml",
     ["yaml-syntax.yaml:5:1: Flow map in block collection must be sufficiently indented and end with a }"],
   ],

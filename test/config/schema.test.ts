@@ -62,3 +62,29 @@ describe("parseDuration", () => {
     ]);
   });
 });
+
+describe("scalars in string fields", () => {
+  const parsedValue = (yaml: string) => {
+    const { ruleSet } = parseConfigText(
+      "v.yaml",
+      `domain: d\ndescriptors:\n  - key: k\n    value: ${yaml}\n`,
+    );
+    const level = ruleSet.domains.get("d")?.root;
+    return [...(level?.exact.values() ?? [])].map((n) => n.value);
+  };
+
+  it("keeps the text of unquoted ints and bools, as envoyproxy/ratelimit does", () => {
+    expect(parsedValue("10")).toEqual(["10"]);
+    expect(parsedValue("007")).toEqual(["007"]);
+    expect(parsedValue("true")).toEqual(["true"]);
+    expect(parsedValue('"1.50"')).toEqual(["1.50"]);
+  });
+
+  it("rejects unquoted floats in any spelling with a hint to quote them", () => {
+    for (const float of ["1.5", "1e3", ".inf", "-0.0"]) {
+      expect(() => parsedValue(float)).toThrow(
+        `must be a string, got the float ${float}: quote it (value: "${float}")`,
+      );
+    }
+  });
+});
