@@ -7,15 +7,13 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
-import { FULL_SCHEMA } from "./config/full-schema.js";
 import { loadConfig } from "./config/load.js";
-import { extAuthzRulesOf } from "./config/sections/ext-authz.js";
-import { describeTiers, loadTiers } from "./config/sections/tiers.js";
+import { describeTiers } from "./config/sections/tiers.js";
+import { loadServingConfig } from "./config/serving.js";
 import { type ConfigWatcher, watchConfig } from "./config/watch.js";
 import { Engine } from "./engine/decide.js";
-import type { ExtAuthzRules } from "./engine/extract/rules.js";
-import { matchTier, type Tiers, tierOf } from "./engine/tiers.js";
-import { type RuleSet, systemClock } from "./engine/types.js";
+import { matchTier, tierOf } from "./engine/tiers.js";
+import { type Algorithm, type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import type { QueryBounds } from "./protocol/codec.js";
@@ -28,6 +26,7 @@ import { rlsMethod } from "./protocol/rls.js";
 import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
 import { createStore } from "./store/create.js";
+import { validationOptionsOf } from "./validation.js";
 
 export interface App {
   readonly grpcAddress: AddressInfo;
@@ -68,19 +67,9 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     ...(options.workerSlot === undefined ? {} : { worker: { slot: options.workerSlot, pid: process.pid } }),
   });
   const health = new HealthState();
-  const loadOpts = {
-    defaultAlgorithm: settings.defaultAlgorithm as "gcra" | "fixed_window",
-    schema: FULL_SCHEMA,
-  };
   /** Descriptor rules, ext_authz extraction rules and tiers come from one load and are swapped together. */
-  const loadAll = async (): Promise<{ rules: RuleSet; extAuthz: ExtAuthzRules; tiers: Tiers }> => {
-    const load = await loadConfig(settings.config, loadOpts);
-    return {
-      rules: load.ruleSet,
-      extAuthz: extAuthzRulesOf(load, { maxValueBytes: settings.maxKeyValueBytes }),
-      tiers: await loadTiers(load, { ...loadOpts, tenantsPath: settings.tenants }),
-    };
-  };
+  const loadAll = () =>
+    loadServingConfig((parse) => loadConfig(settings.config, parse), validationOptionsOf(settings));
 
   let loaded = await loadAll();
   metrics.reload("success");
@@ -110,7 +99,7 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     headers: settings.responseHeaders as "legacy" | "draft03" | "ietf" | "off",
     retryAfterJitterSec: settings.retryAfterJitter,
     globalShadowMode: settings.shadowMode,
-    defaultAlgorithm: loadOpts.defaultAlgorithm,
+    defaultAlgorithm: settings.defaultAlgorithm as Algorithm,
     fallback: (domain, entries) => matchTier(loaded.tiers, domain, entries),
   });
   const bounds: QueryBounds = {

@@ -19,3 +19,10 @@ export function createLogger(opts: LoggerOptions): Logger {
   if (opts.pretty ?? process.stdout.isTTY) return pino(base, pretty({ colorize: true, sync: true }));
   return pino(base);
 }
+
+/** Logger options of the settings (`--log-level`, `--log-format`). */
+export function loggerOptionsOf(s: { readonly logLevel: string; readonly logFormat: string }): LoggerOptions {
+  return s.logFormat === "auto"
+    ? { level: s.logLevel }
+    : { level: s.logLevel, pretty: s.logFormat === "pretty" };
+}

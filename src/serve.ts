@@ -6,8 +6,8 @@
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import { drainer, handleSignals, redactedStore, startOrReport } from "./lifecycle.js";
-import { createLogger } from "./logger.js";
-import { loadSettings, type Settings, SettingsError } from "./settings.js";
+import { createLogger, loggerOptionsOf } from "./logger.js";
+import { resolveSettings, type Settings, SettingsError } from "./settings.js";
 import { runPrimary } from "./workers/primary.js";
 import { runWorker } from "./workers/worker.js";
 
@@ -27,9 +27,11 @@ export function workerCount(settings: Settings): number | undefined {
 }
 
 export async function serve(argv: readonly string[]): Promise<number> {
-  const settings = loadSettings(argv);
+  const { settings, referenceEnv } = resolveSettings(argv);
   const workers = workerCount(settings);
-  const logger = createLogger({ level: settings.logLevel });
+  const logger = createLogger(loggerOptionsOf(settings));
+  if (referenceEnv.mapped.length + referenceEnv.ignored.length > 0)
+    logger.info(referenceEnv, "envoyproxy/ratelimit environment read");
   if (workers !== undefined) {
     if (cluster.isPrimary) return runPrimary(settings, logger, workers);
     return runWorker(settings, logger);

@@ -4,9 +4,14 @@
  * the two in sync. Precedence: flag, then environment, then default.
  */
 
+import { applyCompat } from "./settings/compat.js";
+import { readReferenceEnv } from "./settings/envoyproxy-env.js";
+import { emptyReport, type ReferenceEnvReport, shadowed } from "./settings/report.js";
+import { SettingsError } from "./settings-error.js";
 import { SETTINGS, type Spec } from "./settings-schema.js";
 
 export { SETTINGS };
+export type { ReferenceEnvReport };
 
 export type SettingName = keyof typeof SETTINGS;
 
@@ -24,10 +29,7 @@ type ValueOf<S> =
 /** Parsed, validated settings. Durations are milliseconds. */
 export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
 
-/** A bad flag, env var or value; the message names the setting and the fix. */
-export class SettingsError extends Error {
-  override readonly name = "SettingsError";
-}
+export { SettingsError };
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -37,6 +39,20 @@ export function parseDuration(text: string): number | undefined {
   const m = DURATION.exec(text.trim());
   if (!m?.[1] || !m[2]) return undefined;
   return Math.round(Number(m[1]) * (DURATION_MS[m[2]] ?? 1));
+}
+
+function addrOf(raw: string): { host: string; port: number } | undefined {
+  const m = /^(.*):(\d+)$/.exec(raw);
+  const port = Number(m?.[2]);
+  if (!m || port > 65535) return undefined;
+  return { host: (m[1] ?? "").replace(/^\[(.*)\]$/, "$1") || "0.0.0.0", port };
+}
+
+/** A `HOST:PORT` string setting (`--debug-addr`, `--xds-server`); throws SettingsError naming `what`. */
+export function parseAddr(raw: string, what: string): { host: string; port: number } {
+  const addr = addrOf(raw);
+  if (addr === undefined) throw new SettingsError(`${what}: expected HOST:PORT (got ${JSON.stringify(raw)})`);
+  return addr;
 }
 
 function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
@@ -65,20 +81,16 @@ function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
       if (!s.values?.includes(raw)) throw bad(`expected one of ${s.values?.join(", ")}`);
       return raw;
     case "addr": {
-      const m = /^(.*):(\d+)$/.exec(raw);
-      const port = Number(m?.[2]);
-      if (!m || port > 65535) throw bad("expected HOST:PORT");
-      return { host: (m[1] ?? "").replace(/^\[(.*)\]$/, "$1") || "0.0.0.0", port };
+      const addr = addrOf(raw);
+      if (addr === undefined) throw bad("expected HOST:PORT");
+      return addr;
     }
   }
   throw new SettingsError(`setting ${name} has an unknown kind`);
 }
 
-/**
- * Build Settings from command-line flags (`--name value` or `--name=value`, booleans may omit the value)
- * and the environment. Unknown flags are an error naming the closest known one.
- */
-export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Settings {
+/** Flag values by setting, from `--name value` / `--name=value` (a bare boolean flag is true). */
+function parseFlags(argv: readonly string[]): Map<SettingName, string> {
   const byFlag = new Map<string, SettingName>();
   for (const [name, s] of Object.entries(SETTINGS)) byFlag.set(s.flag, name as SettingName);
   const fromFlags = new Map<SettingName, string>();
@@ -102,15 +114,71 @@ export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv = p
       fromFlags.set(name, next);
     }
   }
+  return fromFlags;
+}
+
+/** Settings and where the envoyproxy/ratelimit environment went (for the startup log line). */
+export interface ResolvedSettings {
+  readonly settings: Settings;
+  readonly referenceEnv: ReferenceEnvReport;
+}
+
+/**
+ * Build Settings from command-line flags (`--name value` or `--name=value`, booleans may omit the value)
+ * and the environment. Precedence: flag, `TOLLGATE_*` variable, envoyproxy/ratelimit's variable
+ * (src/settings/envoyproxy-env.ts), default; then `--compat` fills the settings it governs that were
+ * not given. Unknown flags are an error naming the closest known one.
+ */
+export function resolveSettings(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedSettings {
+  const fromFlags = parseFlags(argv);
+  const reference = readReferenceEnv(env);
+  const byEnv = new Map(Object.entries(SETTINGS).map(([name, s]) => [s.env, name as SettingName]));
+  const derived = new Map<SettingName, string>();
+  const report = emptyReport();
+  for (const d of reference.derived) {
+    const name = byEnv.get(d.to) as SettingName;
+    const s = SETTINGS[name];
+    if (fromFlags.has(name)) report.ignored.push(...shadowed(d, `${s.flag} is given`));
+    else if (env[s.env] !== undefined) report.ignored.push(...shadowed(d, `${s.env} is set`));
+    else {
+      derived.set(name, d.value);
+      report.mapped.push(`${d.from.join("+")} → ${s.flag} ${d.secret === true ? "***" : d.value}`);
+    }
+  }
+  report.ignored.push(...reference.ignored.map((i) => `${i.name}: ${i.why}`));
   const out: Record<string, unknown> = {};
+  const given = new Set<SettingName>();
   for (const [name, s] of Object.entries(SETTINGS) as [SettingName, Spec][]) {
     const flagValue = fromFlags.get(name);
     const envValue = env[s.env];
+    const derivedValue = derived.get(name);
+    given.add(name);
     if (flagValue !== undefined) out[name] = parseValue(name, s, flagValue, s.flag);
     else if (envValue !== undefined) out[name] = parseValue(name, s, envValue, s.env);
-    else out[name] = parseValue(name, s, s.default, `default of ${s.flag}`);
+    else if (derivedValue !== undefined)
+      out[name] = parseValue(name, s, derivedValue, `${s.env} (from envoyproxy/ratelimit's environment)`);
+    else {
+      given.delete(name);
+      out[name] = parseValue(name, s, s.default, `default of ${s.flag}`);
+    }
   }
-  return Object.freeze(out) as Settings;
+  applyCompat(out, given);
+  if (out.debugAddr !== "")
+    parseValue(
+      "debugAddr",
+      { ...SETTINGS.debugAddr, kind: "addr" },
+      String(out.debugAddr),
+      SETTINGS.debugAddr.flag,
+    );
+  return { settings: Object.freeze(out) as Settings, referenceEnv: report };
+}
+
+/** Build Settings from flags and the environment (see {@link resolveSettings}). */
+export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Settings {
+  return resolveSettings(argv, env).settings;
 }
 
 /** The README settings table, rendered from the schema. */

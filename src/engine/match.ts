@@ -79,6 +79,17 @@ export function prepareMatching(domain: DomainRules): void {
   }
 }
 
+/** The node `entry` selects at `level` (exact, else first matching glob, else default), as the match walk does. */
+export function nodeAt(level: DescriptorLevel, entry: Entry): DescriptorNode | undefined {
+  const keyIndex = indexOf(level).get(entry.key);
+  return keyIndex === undefined ? undefined : pick(keyIndex, entry.value);
+}
+
+/** Whether a level has no node at all (a descriptor reaching it is longer than the tree). */
+export function isEmptyLevel(level: DescriptorLevel): boolean {
+  return isEmpty(level);
+}
+
 function pick(keyIndex: KeyIndex, value: string): DescriptorNode | undefined {
   const exact = keyIndex.exact.get(value);
   if (exact !== undefined) return exact;
