@@ -32,24 +32,30 @@ LABEL org.opencontainers.image.title="tollgate" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 WORKDIR /app
-ENV NODE_ENV=production \
-    TOLLGATE_CONFIG=/etc/tollgate/config \
-    TOLLGATE_GRPC_ADDR=0.0.0.0:8081 \
-    TOLLGATE_HTTP_ADDR=0.0.0.0:8080
+# No TOLLGATE_CONFIG/TOLLGATE_*_ADDR here: they would shadow envoyproxy/ratelimit's RUNTIME_ROOT,
+# PORT and GRPC_PORT in a drop-in Deployment. The default --config, ./config, points at
+# /etc/tollgate/config, and the listen defaults are 0.0.0.0:8081 (gRPC) and 0.0.0.0:8080 (HTTP).
+ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY lua ./lua
 COPY proto ./proto
 COPY LICENSE ./
+# envoyproxy/ratelimit's entry point (docker/ratelimit): swap the image, keep the Deployment.
+COPY docker/ratelimit /bin/ratelimit
+RUN ln -s /etc/tollgate/config /app/config && chmod 0755 /bin/ratelimit
 # The official image's `node` user, by number: Kubernetes' runAsNonRoot can only verify a numeric
 # user. The app's files stay root-owned, so the process cannot change its own code.
 USER 1000:1000
 # 8081: gRPC (RLS ShouldRateLimit, ext_authz Check, health); 8080: HTTP (/healthcheck, /livez,
-# /json, /rlconfig, /metrics).
-EXPOSE 8081 8080
-# GET /healthcheck on TOLLGATE_HTTP_ADDR: healthy while serving, unhealthy before the config is
-# loaded and while draining. Kubernetes ignores it and uses the Deployment's probes.
+# /json, /rlconfig, /metrics); 6070: the debug port under /bin/ratelimit (envoyproxy/ratelimit's
+# DEBUG_PORT: /rlconfig, /healthcheck, /metrics).
+EXPOSE 8081 8080 6070
+# GET /healthcheck on the HTTP address serve listens on (read by the settings loader: --http-addr's
+# TOLLGATE_HTTP_ADDR, else a drop-in Deployment's HOST/PORT, else 0.0.0.0:8080): healthy while
+# serving, unhealthy before the config is loaded and while draining. Kubernetes ignores it and uses
+# the Deployment's probes.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "dist/healthcheck.js"]
 # A 64 MB young generation: calls waiting on Redis survive fewer scavenges (bench/RESULTS.md:

@@ -7,10 +7,10 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
-import { loadConfig } from "./config/load.js";
 import { describeTiers } from "./config/sections/tiers.js";
 import { loadServingConfig } from "./config/serving.js";
-import { type ConfigWatcher, watchConfig } from "./config/watch.js";
+import { createConfigSource } from "./config-source.js";
+import { startDebugListener } from "./debug-listener.js";
 import { Engine } from "./engine/decide.js";
 import { matchTier, tierOf } from "./engine/tiers.js";
 import { type Algorithm, type RuleSet, systemClock } from "./engine/types.js";
@@ -31,6 +31,8 @@ import { validationOptionsOf } from "./validation.js";
 export interface App {
   readonly grpcAddress: AddressInfo;
   readonly httpAddress: AddressInfo;
+  /** The debug listener (`--debug-addr`), when configured. */
+  readonly debugAddress: AddressInfo | undefined;
   readonly health: HealthState;
   readonly metrics: TollgateMetrics;
   /** The rules in force. */
@@ -68,14 +70,17 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
   });
   const health = new HealthState();
   /** Descriptor rules, ext_authz extraction rules and tiers come from one load and are swapped together. */
-  const loadAll = () =>
-    loadServingConfig((parse) => loadConfig(settings.config, parse), validationOptionsOf(settings));
+  const source = createConfigSource(settings, logger);
+  const loadAll = () => loadServingConfig(source.read, validationOptionsOf(settings));
 
-  let loaded = await loadAll();
+  let loaded = await source.first(loadAll).catch((err: unknown) => {
+    source.close();
+    throw err;
+  });
   metrics.reload("success");
   logger.info(
     {
-      config: settings.config,
+      config: source.name,
       domains: loaded.rules.domains.size,
       files: loaded.rules.files.length,
       tenants: loaded.tiers.tenants.size,
@@ -138,35 +143,38 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     const when = `${last.ok ? "ok" : "FAILED, serving the previous rules"} at ${last.at.toISOString()}`;
     return [`# last reload: ${when}`, ...last.problems.map((p) => `#   ${p}`)];
   };
+  const routes = new Map([
+    ...httpRoutes({
+      health,
+      decide: decideLater,
+      bounds,
+      metrics: options.metricsText
+        ? { text: options.metricsText, contentType: metrics.contentType }
+        : metrics,
+      rulesText: () => [...describeRules(loaded.rules), ...describeTiers(loaded.tiers), ...reloadLines()],
+      storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
+    }),
+    ...quotaRoutes({
+      decide: decideLater,
+      bucketKeys: (q) => engine.bucketKeys(q),
+      reset: (keys) => built.store.reset(keys),
+      resetToken: settings.resetToken,
+      bounds,
+      tierOf: (domain, entries) => {
+        const tenant = entries.find((e) => e.key === loaded.tiers.tables.get(domain)?.tenantKey);
+        return tenant === undefined ? undefined : tierOf(loaded.tiers, domain, tenant.value);
+      },
+    }),
+  ]);
+  const onHttpError = (err: unknown) => logger.error({ err }, "http handler error");
   const http: HttpServer = createHttpServer({
-    routes: new Map([
-      ...httpRoutes({
-        health,
-        decide: decideLater,
-        bounds,
-        metrics: options.metricsText
-          ? { text: options.metricsText, contentType: metrics.contentType }
-          : metrics,
-        rulesText: () => [...describeRules(loaded.rules), ...describeTiers(loaded.tiers), ...reloadLines()],
-        storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
-      }),
-      ...quotaRoutes({
-        decide: decideLater,
-        bucketKeys: (q) => engine.bucketKeys(q),
-        reset: (keys) => built.store.reset(keys),
-        resetToken: settings.resetToken,
-        bounds,
-        tierOf: (domain, entries) => {
-          const tenant = entries.find((e) => e.key === loaded.tiers.tables.get(domain)?.tenantKey);
-          return tenant === undefined ? undefined : tierOf(loaded.tiers, domain, tenant.value);
-        },
-      }),
-    ]),
+    routes,
     maxBodyBytes: settings.maxMessageBytes,
-    onError: (err) => logger.error({ err }, "http handler error"),
+    onError: onHttpError,
   });
   const grpcAddress = await grpc.listen(settings.grpcAddr.host, settings.grpcAddr.port);
   const httpAddress = await http.listen(settings.httpAddr.host, settings.httpAddr.port);
+  const debug = await startDebugListener({ addr: settings.debugAddr, routes, onError: onHttpError });
   health.setServing(true);
 
   const reloadOnce = async (): Promise<{ ok: true } | { ok: false; problems: string[] }> => {
@@ -198,19 +206,13 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     reloading = next;
     return next;
   };
-  const watcher: ConfigWatcher = watchConfig({
-    paths: settings.tenants === "" ? [settings.config] : [settings.config, settings.tenants],
-    debounceMs: settings.reloadDebounce,
-    pollMs: settings.reloadPoll,
-    onChange: reload,
-    onError: (err) => logger.warn({ err }, "config watcher error; polling continues"),
-  });
-  await watcher.ready;
+  await source.watch(reload);
 
   let closing: Promise<void> | undefined;
   return {
     grpcAddress,
     httpAddress,
+    debugAddress: debug?.address,
     health,
     metrics,
     rules: () => loaded.rules,
@@ -218,10 +220,11 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     lastReload: () => last,
     shutdown() {
       closing ??= (async () => {
-        watcher.close();
+        source.close();
         health.setServing(false);
         await grpc.drain(settings.drainTimeout);
         await http.close();
+        await debug?.close();
         await built.close();
       })();
       return closing;

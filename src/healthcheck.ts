@@ -1,8 +1,9 @@
 /**
  * The container image's HEALTHCHECK (`node dist/healthcheck.js`): asks `GET /healthcheck` on the
- * HTTP address tollgate serves (`TOLLGATE_HTTP_ADDR`, read as `serve` reads it) and exits 0 on 200,
- * 1 otherwise: not listening yet, draining (500), or no answer within 2 s. Docker and compose use
- * it; Kubernetes ignores image health checks and uses the Deployment's probes instead.
+ * HTTP address tollgate serves (`TOLLGATE_HTTP_ADDR`, or a drop-in Deployment's HOST/PORT, read as
+ * `serve` reads it) and exits 0 on 200, 1 otherwise: not listening yet, draining (500), or no answer
+ * within 2 s. Docker and compose use it; Kubernetes ignores image health checks and uses the
+ * Deployment's probes instead.
  */
 import { fileURLToPath } from "node:url";
 import { loadSettings, SettingsError } from "./settings.js";

@@ -42,6 +42,9 @@ export async function serve(argv: readonly string[]): Promise<number> {
     {
       grpc: `${app.grpcAddress.address}:${app.grpcAddress.port}`,
       http: `${app.httpAddress.address}:${app.httpAddress.port}`,
+      ...(app.debugAddress === undefined
+        ? {}
+        : { debug: `${app.debugAddress.address}:${app.debugAddress.port}` }),
       store: redactedStore(settings),
     },
     "tollgate ready",

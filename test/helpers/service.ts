@@ -22,6 +22,15 @@ export interface Service {
 
 export interface StartServiceOptions {
   readonly config: string;
+  /**
+   * Run this instead of `node dist/cli.js serve --config … --store … --grpc-addr 127.0.0.1:0 …`, with
+   * exactly `exec.env` as the environment (the options' config, store, args and env are not used).
+   */
+  readonly exec?: {
+    readonly file: string;
+    readonly args: readonly string[];
+    readonly env: NodeJS.ProcessEnv;
+  };
   readonly store?: string;
   readonly args?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
@@ -30,23 +39,23 @@ export interface StartServiceOptions {
 }
 
 export function startService(opts: StartServiceOptions): Promise<Service> {
-  const proc = spawn(
-    process.execPath,
-    [
-      CLI,
-      "serve",
-      "--config",
-      opts.config,
-      "--store",
-      opts.store ?? "memory",
-      "--grpc-addr",
-      "127.0.0.1:0",
-      "--http-addr",
-      "127.0.0.1:0",
-      ...(opts.args ?? []),
-    ],
-    { env: { ...process.env, TOLLGATE_LOG_LEVEL: "info", ...opts.env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const serve = [
+    CLI,
+    "serve",
+    "--config",
+    opts.config,
+    "--store",
+    opts.store ?? "memory",
+    "--grpc-addr",
+    "127.0.0.1:0",
+    "--http-addr",
+    "127.0.0.1:0",
+    ...(opts.args ?? []),
+  ];
+  const proc = spawn(opts.exec?.file ?? process.execPath, opts.exec?.args ?? serve, {
+    env: opts.exec?.env ?? { ...process.env, TOLLGATE_LOG_LEVEL: "info", ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { SETTINGS } from "../../src/settings.js";
-import { readDockerfile } from "./dockerfile.js";
+import { imagePath, readDockerfile } from "./dockerfile.js";
 import { asObject, at, repo } from "./files.js";
 
 const docker = readDockerfile();
@@ -56,12 +56,24 @@ describe("Dockerfile", () => {
     expect(existsSync(join(repo, "src/healthcheck.ts"))).toBe(true);
   });
 
-  it("sets the config path and the listen addresses through settings that exist, on their default ports", () => {
-    const known = new Set(Object.values(SETTINGS).map((s) => s.env));
-    for (const key of docker.env.keys()) if (key.startsWith("TOLLGATE_")) expect(known).toContain(key);
-    expect(docker.env.get(SETTINGS.config.env)).toBe("/etc/tollgate/config");
-    expect(docker.env.get(SETTINGS.grpcAddr.env)).toBe(SETTINGS.grpcAddr.default);
-    expect(docker.env.get(SETTINGS.httpAddr.env)).toBe(SETTINGS.httpAddr.default);
+  it("bakes no TOLLGATE_* setting, so a drop-in Deployment's RUNTIME_ROOT, PORT and GRPC_PORT are not shadowed", () => {
+    expect([...docker.env.keys()].filter((k) => k.startsWith("TOLLGATE_"))).toEqual([]);
+  });
+
+  it("reads the rules from /etc/tollgate/config by default and exposes the default ports and /bin/ratelimit's debug port", () => {
+    expect(imagePath(docker, SETTINGS.config.default)).toBe("/etc/tollgate/config");
+    const script = readFileSync(join(repo, "docker/ratelimit"), "utf8");
+    const debugPort = Number(/\$\{DEBUG_PORT:=(\d+)\}/.exec(script)?.[1]);
+    const port = (addr: string) => Number(addr.split(":").at(-1));
+    const byNumber = (a: number, b: number) => a - b;
+    expect([...docker.exposed].sort(byNumber)).toEqual(
+      [port(SETTINGS.grpcAddr.default), port(SETTINGS.httpAddr.default), debugPort].sort(byNumber),
+    );
+  });
+
+  it("installs docker/ratelimit as envoyproxy/ratelimit's entry point, /bin/ratelimit", () => {
+    expect(docker.copies.get("/bin/ratelimit")).toBe("docker/ratelimit");
+    expect(readFileSync(join(repo, "docker/ratelimit"), "utf8")).toMatch(/^#!\/bin\/sh\n/);
   });
 });
 

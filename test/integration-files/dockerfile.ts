@@ -1,10 +1,11 @@
 /**
  * The Dockerfile read as data for the integration-file tests: its build arguments with their
- * defaults, the final stage's instructions (ENV, LABEL, USER, HEALTHCHECK, ENTRYPOINT) and the Node
- * image it builds on. Line continuations are joined; quoted values are unquoted.
+ * defaults, the final stage's instructions (WORKDIR, ENV, LABEL, COPY, `RUN ln -s`, USER, EXPOSE,
+ * HEALTHCHECK, ENTRYPOINT) and the Node image it builds on. Line continuations are joined; quoted
+ * values are unquoted.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { repo } from "./files.js";
 
 export interface Dockerfile {
@@ -13,6 +14,14 @@ export interface Dockerfile {
   /** The final stage's `ENV` and `LABEL` pairs, by key, with `${ARG}` references as written. */
   readonly env: ReadonlyMap<string, string>;
   readonly labels: ReadonlyMap<string, string>;
+  /** The final stage's last `WORKDIR`. */
+  readonly workdir: string;
+  /** The final stage's `COPY` instructions from the build context: destination → source. */
+  readonly copies: ReadonlyMap<string, string>;
+  /** Symbolic links the final stage makes with `ln -s TARGET LINK` in a `RUN`: link → target. */
+  readonly links: ReadonlyMap<string, string>;
+  /** The final stage's `EXPOSE`d ports. */
+  readonly exposed: readonly number[];
   /** The final stage's `USER`, `HEALTHCHECK` and `ENTRYPOINT` (raw text after the keyword). */
   readonly user: string;
   readonly healthcheck: string;
@@ -36,6 +45,10 @@ export function readDockerfile(path = "Dockerfile"): Dockerfile {
   const bases: string[] = [];
   let env = new Map<string, string>();
   let labels = new Map<string, string>();
+  let workdir = "/";
+  let copies = new Map<string, string>();
+  let links = new Map<string, string>();
+  let exposed: number[] = [];
   let user = "";
   let healthcheck = "";
   let entrypoint = "";
@@ -47,12 +60,29 @@ export function readDockerfile(path = "Dockerfile"): Dockerfile {
       bases.push((rest[0] ?? "").replace(/\$\{(\w+)\}/g, (_, name: string) => args.get(name) ?? ""));
       env = new Map();
       labels = new Map();
+      copies = new Map();
+      links = new Map();
+      exposed = [];
     }
+    if (keyword === "WORKDIR") workdir = posix.resolve(workdir, body);
+    if (keyword === "COPY" && !body.startsWith("--") && rest.length === 2)
+      copies.set(posix.resolve(workdir, rest[1] ?? ""), rest[0] ?? "");
+    if (keyword === "RUN")
+      for (const m of body.matchAll(/\bln -s (\S+) (\S+)/g))
+        links.set(posix.resolve(workdir, m[2] ?? ""), posix.resolve(workdir, m[1] ?? ""));
+    if (keyword === "EXPOSE") exposed = [...exposed, ...rest.map((p) => Number.parseInt(p, 10))];
     if (keyword === "ENV") for (const [k, v] of pairs(body)) env.set(k, v);
     if (keyword === "LABEL") for (const [k, v] of pairs(body)) labels.set(k, v);
     if (keyword === "USER") user = body;
     if (keyword === "HEALTHCHECK") healthcheck = body;
     if (keyword === "ENTRYPOINT") entrypoint = body;
   }
-  return { args, env, labels, user, healthcheck, entrypoint, bases };
+  return { args, env, labels, workdir, copies, links, exposed, user, healthcheck, entrypoint, bases };
+}
+
+/** Where a path the process opens relative to its working directory lands in the image, links followed. */
+export function imagePath(docker: Dockerfile, path: string): string {
+  let at = posix.resolve(docker.workdir, path);
+  for (let hops = 0; docker.links.has(at) && hops < 8; hops++) at = docker.links.get(at) ?? at;
+  return at;
 }

@@ -9,11 +9,17 @@ import { startService } from "../helpers/service.js";
 const HEALTHCHECK = fileURLToPath(new URL("../../dist/healthcheck.js", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../../config", import.meta.url));
 
-/** Exit code of the image's HEALTHCHECK command against `httpAddr`. */
-async function healthcheck(httpAddr: string): Promise<number> {
+/** Exit code of the image's HEALTHCHECK command against `httpAddr` (or with the variables of `env`). */
+async function healthcheck(
+  httpAddr: string,
+  env: NodeJS.ProcessEnv = { TOLLGATE_HTTP_ADDR: httpAddr },
+): Promise<number> {
+  const inherited = Object.entries(process.env).filter(
+    ([k]) => !k.startsWith("TOLLGATE_") && k !== "HOST" && k !== "PORT",
+  );
   try {
     await promisify(execFile)(process.execPath, [HEALTHCHECK], {
-      env: { ...process.env, TOLLGATE_HTTP_ADDR: httpAddr },
+      env: { ...Object.fromEntries(inherited), ...env },
       timeout: 10_000,
     });
     return 0;
@@ -46,6 +52,17 @@ describe("the probes the Deployment and the image use", () => {
     session.destroy();
     expect(await svc.exited).toBe(0);
     expect(await healthcheck(addr)).toBe(1);
+  });
+
+  it("asks the port of a drop-in Deployment's HOST/PORT when no TOLLGATE_HTTP_ADDR is set (the image bakes none)", async () => {
+    const svc = await startService({ config: CONFIG });
+    try {
+      expect(await healthcheck("", { HOST: "127.0.0.1", PORT: String(svc.httpPort) })).toBe(0);
+      expect(await healthcheck("", { HOST: "127.0.0.1", PORT: String(svc.grpcPort) })).toBe(1);
+    } finally {
+      svc.proc.kill("SIGTERM");
+      await svc.exited;
+    }
   });
 
   it("asks a wildcard listen address on loopback and brackets IPv6 hosts", () => {

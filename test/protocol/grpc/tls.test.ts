@@ -1,8 +1,4 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
+import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createGrpcServer,
@@ -13,78 +9,15 @@ import {
 import { Status } from "../../../src/protocol/grpc/status.js";
 import { HealthState, healthMethod } from "../../../src/protocol/health.js";
 import { callError, createHealthClient } from "../../helpers/official-client.js";
+import { makeTestCerts } from "../../helpers/test-certs.js";
 
-const run = promisify(execFile);
 let dir: string;
 const pem: Record<string, Buffer> = {};
 
-/** A throwaway CA, a `localhost` server certificate and a client certificate, all signed by the CA. */
 async function makeCerts(): Promise<void> {
-  dir = await mkdtemp(join(tmpdir(), "tollgate-tls-"));
-  const ssl = (...args: string[]) => run("openssl", args, { cwd: dir, timeout: 10_000 });
-  // Two CAs: ours, and another one whose client certificate our server must not accept.
-  for (const ca of ["ca", "other-ca"])
-    await ssl(
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      `${ca}.key`,
-      "-out",
-      `${ca}.crt`,
-      "-days",
-      "1",
-      "-subj",
-      `/CN=tollgate-test-${ca}`,
-    );
-  await writeFile(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  for (const [name, ca] of [
-    ["server", "ca"],
-    ["client", "ca"],
-    ["other-client", "other-ca"],
-  ] as const) {
-    await ssl(
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      `${name}.key`,
-      "-out",
-      `${name}.csr`,
-      "-subj",
-      `/CN=${name === "server" ? "localhost" : "tollgate-client"}`,
-    );
-    await ssl(
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      `${ca}.crt`,
-      "-CAkey",
-      `${ca}.key`,
-      "-CAcreateserial",
-      "-out",
-      `${name}.crt`,
-      "-days",
-      "1",
-      "-extfile",
-      "san.ext",
-    );
-  }
-  for (const f of [
-    "ca.crt",
-    "server.crt",
-    "server.key",
-    "client.crt",
-    "client.key",
-    "other-client.crt",
-    "other-client.key",
-  ])
-    pem[f] = await readFile(join(dir, f));
+  const certs = await makeTestCerts();
+  dir = certs.dir;
+  Object.assign(pem, certs.pem);
 }
 
 const servers: GrpcServer[] = [];

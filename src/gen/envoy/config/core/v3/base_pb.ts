@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file envoy/config/core/v3/base.proto.
  */
 export const file_envoy_config_core_v3_base: GenFile = /*@__PURE__*/
-  fileDesc("Ch9lbnZveS9jb25maWcvY29yZS92My9iYXNlLnByb3RvEhRlbnZveS5jb25maWcuY29yZS52MyI8CgtIZWFkZXJWYWx1ZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSEQoJcmF3X3ZhbHVlGAMgASgMIuICChFIZWFkZXJWYWx1ZU9wdGlvbhIxCgZoZWFkZXIYASABKAsyIS5lbnZveS5jb25maWcuY29yZS52My5IZWFkZXJWYWx1ZRIuCgZhcHBlbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuQm9vbFZhbHVlQgIYARJRCg1hcHBlbmRfYWN0aW9uGAMgASgOMjouZW52b3kuY29uZmlnLmNvcmUudjMuSGVhZGVyVmFsdWVPcHRpb24uSGVhZGVyQXBwZW5kQWN0aW9uEhgKEGtlZXBfZW1wdHlfdmFsdWUYBCABKAgifQoSSGVhZGVyQXBwZW5kQWN0aW9uEhsKF0FQUEVORF9JRl9FWElTVFNfT1JfQUREEAASEQoNQUREX0lGX0FCU0VOVBABEh4KGk9WRVJXUklURV9JRl9FWElTVFNfT1JfQUREEAISFwoTT1ZFUldSSVRFX0lGX0VYSVNUUxADIj8KCUhlYWRlck1hcBIyCgdoZWFkZXJzGAEgAygLMiEuZW52b3kuY29uZmlnLmNvcmUudjMuSGVhZGVyVmFsdWUi0QIKCE1ldGFkYXRhEksKD2ZpbHRlcl9tZXRhZGF0YRgBIAMoCzIyLmVudm95LmNvbmZpZy5jb3JlLnYzLk1ldGFkYXRhLkZpbHRlck1ldGFkYXRhRW50cnkSVgoVdHlwZWRfZmlsdGVyX21ldGFkYXRhGAIgAygLMjcuZW52b3kuY29uZmlnLmNvcmUudjMuTWV0YWRhdGEuVHlwZWRGaWx0ZXJNZXRhZGF0YUVudHJ5Gk4KE0ZpbHRlck1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEiYKBXZhbHVlGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDoCOAEaUAoYVHlwZWRGaWx0ZXJNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRIjCgV2YWx1ZRgCIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5Bbnk6AjgBIiwKDlF1ZXJ5UGFyYW1ldGVyEgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCWIGcHJvdG8z", [file_google_protobuf_any, file_google_protobuf_struct, file_google_protobuf_wrappers]);
+  fileDesc("Ch9lbnZveS9jb25maWcvY29yZS92My9iYXNlLnByb3RvEhRlbnZveS5jb25maWcuY29yZS52MyI8CgtIZWFkZXJWYWx1ZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSEQoJcmF3X3ZhbHVlGAMgASgMIuICChFIZWFkZXJWYWx1ZU9wdGlvbhIxCgZoZWFkZXIYASABKAsyIS5lbnZveS5jb25maWcuY29yZS52My5IZWFkZXJWYWx1ZRIuCgZhcHBlbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuQm9vbFZhbHVlQgIYARJRCg1hcHBlbmRfYWN0aW9uGAMgASgOMjouZW52b3kuY29uZmlnLmNvcmUudjMuSGVhZGVyVmFsdWVPcHRpb24uSGVhZGVyQXBwZW5kQWN0aW9uEhgKEGtlZXBfZW1wdHlfdmFsdWUYBCABKAgifQoSSGVhZGVyQXBwZW5kQWN0aW9uEhsKF0FQUEVORF9JRl9FWElTVFNfT1JfQUREEAASEQoNQUREX0lGX0FCU0VOVBABEh4KGk9WRVJXUklURV9JRl9FWElTVFNfT1JfQUREEAISFwoTT1ZFUldSSVRFX0lGX0VYSVNUUxADIj8KCUhlYWRlck1hcBIyCgdoZWFkZXJzGAEgAygLMiEuZW52b3kuY29uZmlnLmNvcmUudjMuSGVhZGVyVmFsdWUi0QIKCE1ldGFkYXRhEksKD2ZpbHRlcl9tZXRhZGF0YRgBIAMoCzIyLmVudm95LmNvbmZpZy5jb3JlLnYzLk1ldGFkYXRhLkZpbHRlck1ldGFkYXRhRW50cnkSVgoVdHlwZWRfZmlsdGVyX21ldGFkYXRhGAIgAygLMjcuZW52b3kuY29uZmlnLmNvcmUudjMuTWV0YWRhdGEuVHlwZWRGaWx0ZXJNZXRhZGF0YUVudHJ5Gk4KE0ZpbHRlck1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEiYKBXZhbHVlGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDoCOAEaUAoYVHlwZWRGaWx0ZXJNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRIjCgV2YWx1ZRgCIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5Bbnk6AjgBIiwKDlF1ZXJ5UGFyYW1ldGVyEgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSK5AQoETm9kZRIKCgJpZBgBIAEoCRIPCgdjbHVzdGVyGAIgASgJEikKCG1ldGFkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCg91c2VyX2FnZW50X25hbWUYBiABKAkSHAoSdXNlcl9hZ2VudF92ZXJzaW9uGAcgASgJSAASFwoPY2xpZW50X2ZlYXR1cmVzGAogAygJQhkKF3VzZXJfYWdlbnRfdmVyc2lvbl90eXBlIiIKDENvbnRyb2xQbGFuZRISCgppZGVudGlmaWVyGAEgASgJYgZwcm90bzM", [file_google_protobuf_any, file_google_protobuf_struct, file_google_protobuf_wrappers]);
 
 /**
  * Header name/value pair (RLS response_headers_to_add / request_headers_to_add).
@@ -178,4 +178,74 @@ export type QueryParameter = Message<"envoy.config.core.v3.QueryParameter"> & {
  */
 export const QueryParameterSchema: GenMessage<QueryParameter> = /*@__PURE__*/
   messageDesc(file_envoy_config_core_v3_base, 4);
+
+/**
+ * Identifies the xDS client (DiscoveryRequest.node). Fields 4, 5, 8, 9, 11 and 12 (locality, build
+ * version, extensions, listening addresses, dynamic parameters) are left out: tollgate never sends them.
+ *
+ * @generated from message envoy.config.core.v3.Node
+ */
+export type Node = Message<"envoy.config.core.v3.Node"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string cluster = 2;
+   */
+  cluster: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 3;
+   */
+  metadata?: JsonObject;
+
+  /**
+   * @generated from field: string user_agent_name = 6;
+   */
+  userAgentName: string;
+
+  /**
+   * @generated from oneof envoy.config.core.v3.Node.user_agent_version_type
+   */
+  userAgentVersionType: {
+    /**
+     * @generated from field: string user_agent_version = 7;
+     */
+    value: string;
+    case: "userAgentVersion";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * @generated from field: repeated string client_features = 10;
+   */
+  clientFeatures: string[];
+};
+
+/**
+ * Describes the message envoy.config.core.v3.Node.
+ * Use `create(NodeSchema)` to create a new message.
+ */
+export const NodeSchema: GenMessage<Node> = /*@__PURE__*/
+  messageDesc(file_envoy_config_core_v3_base, 5);
+
+/**
+ * The control plane that answered (DiscoveryResponse.control_plane).
+ *
+ * @generated from message envoy.config.core.v3.ControlPlane
+ */
+export type ControlPlane = Message<"envoy.config.core.v3.ControlPlane"> & {
+  /**
+   * @generated from field: string identifier = 1;
+   */
+  identifier: string;
+};
+
+/**
+ * Describes the message envoy.config.core.v3.ControlPlane.
+ * Use `create(ControlPlaneSchema)` to create a new message.
+ */
+export const ControlPlaneSchema: GenMessage<ControlPlane> = /*@__PURE__*/
+  messageDesc(file_envoy_config_core_v3_base, 6);
 
