@@ -1,14 +1,18 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeRules } from "../../src/config/describe.js";
+import { FULL_SCHEMA } from "../../src/config/full-schema.js";
 import { loadConfig } from "../../src/config/load.js";
+import { extAuthzRulesOf } from "../../src/config/sections/ext-authz.js";
+import { extractDescriptors } from "../../src/engine/extract.js";
 import { matchDescriptor } from "../../src/engine/match.js";
+import { attrs } from "../ext-authz/attrs.js";
 
 const CONFIG_DIR = join(import.meta.dirname, "../../config");
 
 describe("the shipped config/ example", () => {
   it("loads and lists its rules", async () => {
-    const { ruleSet } = await loadConfig(CONFIG_DIR);
+    const { ruleSet } = await loadConfig(CONFIG_DIR, { schema: FULL_SCHEMA });
     expect(describeRules(ruleSet)).toEqual([
       "edge.generic_key_health: unlimited",
       "edge.remote_address: 600/minute gcra",
@@ -26,7 +30,7 @@ describe("the shipped config/ example", () => {
   });
 
   it("matches tenants to their own, shared or default limits", async () => {
-    const edge = (await loadConfig(CONFIG_DIR)).ruleSet.domains.get("edge");
+    const edge = (await loadConfig(CONFIG_DIR, { schema: FULL_SCHEMA })).ruleSet.domains.get("edge");
     if (edge === undefined) throw new Error("edge domain missing");
     const match = (tenant: string, routeClass: string) =>
       matchDescriptor(edge, [
@@ -38,5 +42,22 @@ describe("the shipped config/ example", () => {
     expect(match("trial-42", "read")?.bucketEntries[0]).toEqual({ key: "tenant", value: "trial-*" });
     expect(match("trial-42", "read")?.rule?.path).toBe("edge.tenant_trial-*.route_class");
     expect(match("globex", "admin")).toBeUndefined();
+  });
+
+  it("answers ext_authz Checks of domain edge with the same descriptors, tenant from x-tenant-id", async () => {
+    const load = await loadConfig(CONFIG_DIR, { schema: FULL_SCHEMA });
+    const rules = extAuthzRulesOf(load);
+    expect(rules.defaultDomain).toBe("edge");
+    const extraction = rules.domains.get("edge");
+    if (extraction === undefined) throw new Error("no ext_authz section");
+    const built = (method: string, path: string) =>
+      extractDescriptors(extraction, attrs({ method, path, headers: { "x-tenant-id": "globex" } }));
+    const entries = (method: string, path: string) => {
+      const b = built(method, path);
+      return b.ok ? b.descriptors.map((d) => d.entries.map((e) => `${e.key}=${e.value}`)) : b;
+    };
+    expect(entries("GET", "/items")).toEqual([["tenant=globex", "route_class=read"]]);
+    expect(entries("POST", "/export/x")).toEqual([["tenant=globex", "route_class=export"]]);
+    expect(entries("DELETE", "/items/1")).toEqual([["tenant=globex", "route_class=write"]]);
   });
 });

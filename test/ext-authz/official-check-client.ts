@@ -47,12 +47,10 @@ export interface CheckHarness {
   close(): Promise<void>;
 }
 
-/** Serve `method` on the lean gRPC transport (port 0) and connect an official client to it. */
-export async function startCheckHarness(opts: CheckMethodOptions): Promise<CheckHarness> {
-  const server = createGrpcServer({ methods: [createCheckMethod(opts)], maxMessageBytes: 4 * 1024 * 1024 });
-  const { port } = await server.listen("127.0.0.1", 0);
+/** An official Authorization client of the server at `address` (`host:port`). */
+export function createCheckClient(address: string): CheckHarness {
   const Client = officialService();
-  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const client = new Client(address, grpc.credentials.createInsecure());
   const call = client.Check as (
     request: object,
     cb: (err: grpc.ServiceError | null, res: OfficialCheckResponse) => void,
@@ -64,7 +62,33 @@ export async function startCheckHarness(opts: CheckMethodOptions): Promise<Check
       ),
     async close() {
       client.close();
+    },
+  };
+}
+
+/** Serve `method` on the lean gRPC transport (port 0) and connect an official client to it. */
+export async function startCheckHarness(opts: CheckMethodOptions): Promise<CheckHarness> {
+  const server = createGrpcServer({ methods: [createCheckMethod(opts)], maxMessageBytes: 4 * 1024 * 1024 });
+  const { port } = await server.listen("127.0.0.1", 0);
+  const client = createCheckClient(`127.0.0.1:${port}`);
+  return {
+    check: client.check,
+    async close() {
+      await client.close();
       await server.close();
     },
   };
 }
+
+/** JSON → google.protobuf.Value as protobufjs encodes it (its bundled well-known types use camelCase names). */
+function pbValue(v: unknown): object {
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "number") return { numberValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  return { structValue: pbStruct(v as Record<string, unknown>) };
+}
+
+/** JSON object → google.protobuf.Struct for a request sent with the official client. */
+export const pbStruct = (o: Record<string, unknown>): object => ({
+  fields: Object.fromEntries(Object.entries(o).map(([k, v]) => [k, pbValue(v)])),
+});

@@ -58,6 +58,10 @@ describe("docker-compose.yml", () => {
       expect(names).toContain(n);
     const cluster = names.filter((n) => asArray(service(n).profiles ?? [], "profiles").includes("cluster"));
     expect(cluster.sort()).toEqual(["redis-cluster-init", "redis-node-1", "redis-node-2", "redis-node-3"]);
+    const extAuthz = names.filter((n) =>
+      asArray(service(n).profiles ?? [], "profiles").includes("ext-authz"),
+    );
+    expect(extAuthz).toEqual(["envoy-ext-authz"]);
   });
 
   it("mounts only files and directories that exist in the repository", () => {
@@ -90,11 +94,14 @@ describe("docker-compose.yml", () => {
     expect(port(env("tollgate", SETTINGS.httpAddr.env))).toBe(port(SETTINGS.httpAddr.default));
   });
 
-  it("starts Envoy on envoy/envoy.yaml, whose clusters reach compose services on the ports they listen on", async () => {
-    const args = commandArgs("envoy");
+  it.each([
+    ["envoy", "envoy/envoy.yaml"],
+    ["envoy-ext-authz", "envoy/envoy-ext-authz-header.yaml"],
+  ])("starts %s on %s, whose clusters reach compose services on the ports they listen on", async (name, file) => {
+    const args = commandArgs(name);
     const configPath = args[args.indexOf("-c") + 1] ?? "";
-    expect(mountedFrom("envoy", configPath)).toBe("envoy/envoy.yaml");
-    const bootstrap = await yamlFile("envoy/envoy.yaml");
+    expect(mountedFrom(name, configPath)).toBe(file);
+    const bootstrap = await yamlFile(file);
     const listens: Record<string, number> = {
       tollgate: port(env("tollgate", SETTINGS.grpcAddr.env)),
       echo: port(commandArgs("echo").find((a) => a.startsWith("-listen=")) ?? ""),
@@ -107,7 +114,7 @@ describe("docker-compose.yml", () => {
     }
     expect(
       publishes(
-        "envoy",
+        name,
         Number(at(bootstrap, "static_resources", "listeners", 0, "address", "socket_address", "port_value")),
       ),
     ).toBe(true);

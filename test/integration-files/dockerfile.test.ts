@@ -84,16 +84,23 @@ describe("docker-compose.yml and the image", () => {
   );
 
   it("waits for tollgate's health from the image's HEALTHCHECK (the service sets none of its own)", () => {
-    const envoy = asObject(at(compose, "services", "envoy"), "envoy");
-    expect(at(envoy, "depends_on", "tollgate", "condition")).toBe("service_healthy");
+    for (const name of ["envoy", "envoy-ext-authz"]) {
+      const envoy = asObject(at(compose, "services", name), name);
+      expect(at(envoy, "depends_on", "tollgate", "condition")).toBe("service_healthy");
+    }
     expect(asObject(at(compose, "services", "tollgate"), "tollgate").healthcheck).toBeUndefined();
     expect(docker.healthcheck).not.toBe("");
   });
 
-  it("runs an Envoy release line supported through 2026 (1.37 or newer, pinned to a minor)", () => {
-    const image = String(at(compose, "services", "envoy", "image"));
-    const m = /^envoyproxy\/envoy:v1\.(\d+)(?:-latest|\.\d+)$/.exec(image);
-    expect(m, image).not.toBeNull();
-    expect(Number(m?.[1])).toBeGreaterThanOrEqual(37);
+  it("runs every Envoy on a release line supported through 2026 (1.37 or newer, pinned to a minor)", () => {
+    const images = Object.values(asObject(at(compose, "services"), "services"))
+      .map((svc) => String(asObject(svc, "service").image ?? ""))
+      .filter((image) => image.startsWith("envoyproxy/envoy"));
+    expect(images.length).toBeGreaterThanOrEqual(2);
+    for (const image of images) {
+      const m = /^envoyproxy\/envoy:v1\.(\d+)(?:-latest|\.\d+)$/.exec(image);
+      expect(m, image).not.toBeNull();
+      expect(Number(m?.[1])).toBeGreaterThanOrEqual(37);
+    }
   });
 });

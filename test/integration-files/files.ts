@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { parse, parseAllDocuments } from "yaml";
+import { FULL_SCHEMA } from "../../src/config/full-schema.js";
 import { loadConfig } from "../../src/config/load.js";
 import { matchDescriptor } from "../../src/engine/match.js";
 import type { RuleSet } from "../../src/engine/types.js";
@@ -148,7 +149,7 @@ function actionEntry(action: JsonObject, req: Req): string | undefined {
 
 /** The real rules of envoy/config/ (the compose and Istio deployments load these). */
 export async function edgeRuleSet(): Promise<RuleSet> {
-  return (await loadConfig(join(repo, "envoy/config"))).ruleSet;
+  return (await loadConfig(join(repo, "envoy/config"), { schema: FULL_SCHEMA })).ruleSet;
 }
 
 /**

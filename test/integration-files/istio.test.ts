@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
+import { FULL_SCHEMA } from "../../src/config/full-schema.js";
 import { loadConfig } from "../../src/config/load.js";
 import type { RuleSet } from "../../src/engine/types.js";
 import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
@@ -35,7 +36,7 @@ beforeAll(async () => {
   await envoyRegistry();
   for (const f of FILES) docs.set(f, await yamlFile(f));
   edgeRules = await edgeRuleSet();
-  kubernetesRules = (await loadConfig(join(repo, "config"))).ruleSet;
+  kubernetesRules = (await loadConfig(join(repo, "config"), { schema: FULL_SCHEMA })).ruleSet;
 });
 
 function patches(file: string): JsonObject[] {

@@ -1,13 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { parseConfigText } from "../../src/config/document.js";
+import { loadConfig } from "../../src/config/load.js";
+import { loadServingConfig } from "../../src/config/serving.js";
 import { HealthCheckRequestSchema } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { HealthState, healthMethod } from "../../src/protocol/health.js";
-import { parseDuration, SETTINGS } from "../../src/settings.js";
+import { loadSettings, parseDuration, SETTINGS } from "../../src/settings.js";
+import { validationOptionsOf } from "../../src/validation.js";
 import { imagePath, readDockerfile } from "./dockerfile.js";
 import { asArray, asObject, at, repo } from "./files.js";
 import { id, OVERLAYS, one, schemaErrors, unknownFields } from "./kubernetes.js";
@@ -128,13 +132,25 @@ describe.skipIf(!kubectl)("deploy/kubernetes overlays (kubectl kustomize)", () =
     expect(configMap).toBeDefined();
   });
 
-  it("fills the ConfigMap with config/'s rule files as they are, every one of them, and tollgate loads them", () => {
+  it("fills the ConfigMap with config/'s rule files as they are, every one of them, and serve loads them with the Deployment's settings", async () => {
     const data = asObject(at(one(objects("redis"), "ConfigMap", "tollgate-config"), "data"), "data");
     const files = readdirSync(join(repo, "config")).filter((f) => /\.ya?ml$/.test(f));
     expect(Object.keys(data).sort()).toEqual(files.sort());
-    for (const f of files) {
-      expect(data[f]).toBe(readFileSync(join(repo, "config", f), "utf8"));
-      expect(parseConfigText(`configmap:${f}`, String(data[f])).ruleSet.domains.size).toBeGreaterThan(0);
+    const mounted = await mkdtemp(join(tmpdir(), "tollgate-configmap-"));
+    try {
+      for (const f of files) {
+        expect(data[f]).toBe(readFileSync(join(repo, "config", f), "utf8"));
+        await writeFile(join(mounted, f), String(data[f]));
+      }
+      // Read as serve reads the mount (rules, ext_authz and tiers sections), with the settings the
+      // Deployment's literal environment gives.
+      const literal = [...env("redis")].filter(([, e]) => e.value !== undefined);
+      const settings = loadSettings([], Object.fromEntries(literal.map(([k, e]) => [k, String(e.value)])));
+      const config = await loadServingConfig((o) => loadConfig(mounted, o), validationOptionsOf(settings));
+      expect(config.rules.files.length).toBe(files.length);
+      expect(config.rules.domains.size).toBeGreaterThan(0);
+    } finally {
+      await rm(mounted, { recursive: true, force: true });
     }
   });
 

@@ -11,6 +11,7 @@ import { fakeJwt } from "../attrs.js";
 import {
   type CheckHarness,
   type OfficialCheckResponse,
+  pbStruct,
   startCheckHarness,
 } from "../official-check-client.js";
 
@@ -101,17 +102,6 @@ function request(opts: {
     },
   };
 }
-
-/** JSON → google.protobuf.Value as protobufjs encodes it (its bundled well-known types use camelCase names). */
-function pbValue(v: unknown): object {
-  if (typeof v === "string") return { stringValue: v };
-  if (typeof v === "number") return { numberValue: v };
-  if (typeof v === "boolean") return { boolValue: v };
-  return { structValue: pbStruct(v as Record<string, unknown>) };
-}
-const pbStruct = (o: Record<string, unknown>) => ({
-  fields: Object.fromEntries(Object.entries(o).map(([k, v]) => [k, pbValue(v)])),
-});
 
 const bearer = (tenant: string) => ({ authorization: `Bearer ${fakeJwt({ tenant })}` });
 const headerMap = (hs: { header?: { key: string; value: string } }[] | undefined) =>
