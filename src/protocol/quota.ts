@@ -17,6 +17,7 @@ import type { Entry, QueryDescriptor, RateLimitAnswer, RateLimitQuery } from "..
 import { StoreError } from "../store/store.js";
 import type { QueryBounds } from "./codec.js";
 import type { HttpReply, HttpRequest, Route } from "./http.js";
+import { limitJson } from "./limit-json.js";
 
 /** What the quota routes need from the app. */
 export interface QuotaDeps {
@@ -116,9 +117,9 @@ export function quotaRoutes(deps: QuotaDeps): Map<string, Route> {
           entries: Object.fromEntries(d.entries.map((e) => [e.key, e.value])),
           ...(tier === undefined ? {} : { tier }),
           code: s?.code ?? "OK",
-          limit: s?.currentLimit ?? null,
+          limit: s?.currentLimit === undefined ? null : limitJson(s.currentLimit),
           remaining: s?.currentLimit === undefined ? null : s.limitRemaining,
-          reset_seconds: s?.durationUntilResetSec ?? null,
+          resetSeconds: s?.durationUntilResetSec ?? null,
         };
       });
       return json(200, { domain: q.domain, descriptors });

@@ -62,9 +62,9 @@ describe("GET /v1/quota", () => {
         {
           entries: { tenant: "acme" },
           code: "OK",
-          limit: { requestsPerUnit: 5, unit: "minute" },
+          limit: { requestsPerUnit: 5, unit: "MINUTE" },
           remaining: 3,
-          reset_seconds: 24,
+          resetSeconds: 24,
         },
       ],
     });
@@ -130,5 +130,34 @@ describe("POST /v1/reset", () => {
     expect(await res.json()).toEqual({
       error: "reset is disabled: set --reset-token (TOLLGATE_RESET_TOKEN) to enable it",
     });
+  });
+});
+
+describe("JSON names on the HTTP port", () => {
+  /** Every object key of `v`, except inside `entries` (descriptor entries, the caller's own keys). */
+  function names(v: unknown, out: string[] = []): string[] {
+    if (Array.isArray(v)) for (const x of v) names(x, out);
+    else if (v !== null && typeof v === "object")
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k);
+        if (k !== "entries") names(x, out);
+      }
+    return out;
+  }
+
+  it("are proto3 JSON lowerCamelCase in every answer: /json, /v1/quota, /v1/reset and errors", async () => {
+    const app = await start();
+    const bodies: unknown[] = [];
+    for (let i = 0; i < 6; i++) bodies.push(await (await hit(app, "acme_corp")).json());
+    bodies.push((await quota(app, "domain=edge&descriptor=tenant=acme_corp&descriptor=x_y=z")).body);
+    bodies.push((await quota(app, "domain=edge")).body);
+    bodies.push(
+      await (await reset(app, "domain=edge&descriptor=tenant=acme_corp", `Bearer ${TOKEN}`)).json(),
+    );
+    bodies.push(await (await reset(app, "domain=edge&descriptor=tenant=acme_corp")).json());
+    const all = names(bodies);
+    expect(all).toContain("resetSeconds");
+    expect(all).toContain("requestsPerUnit");
+    expect(all.filter((n) => !/^[a-z][a-zA-Z0-9]*$/.test(n))).toEqual([]);
   });
 });

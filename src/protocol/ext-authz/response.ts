@@ -14,6 +14,7 @@ import {
 import { type CheckResponse, CheckResponseSchema } from "../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { StatusCode } from "../../gen/envoy/type/v3/http_status_pb.js";
 import { Status } from "../grpc/status.js";
+import { limitJson } from "../limit-json.js";
 
 /** Headers replace any the upstream or client set, so a client cannot spoof our quota headers. */
 function headerOptions(headers: readonly Header[]): HeaderValueOption[] {
@@ -81,11 +82,8 @@ export function overLimitResponse(answer: RateLimitAnswer): CheckResponse {
   const limit = binding?.currentLimit;
   const body = {
     error: "too_many_requests",
-    limit:
-      limit === undefined
-        ? undefined
-        : { name: limit.name, requests_per_unit: limit.requestsPerUnit, unit: limit.unit },
-    retry_after_seconds: retryAfter,
+    limit: limit === undefined ? undefined : limitJson(limit),
+    retryAfterSeconds: retryAfter,
   };
   return denied(Status.RESOURCE_EXHAUSTED, StatusCode.TooManyRequests, "over rate limit", headers, body);
 }

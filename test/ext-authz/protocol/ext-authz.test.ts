@@ -259,8 +259,8 @@ describe("ext_authz Check over the gRPC transport, engine and memory store, with
     // The day limit of the same tenant and the subnet limit are not named.
     expect(JSON.parse(res.denied_response?.body ?? "")).toEqual({
       error: "too_many_requests",
-      limit: { name: "tenant_per_minute", requests_per_unit: 2, unit: "minute" },
-      retry_after_seconds: 30,
+      limit: { name: "tenant_per_minute", requestsPerUnit: 2, unit: "MINUTE" },
+      retryAfterSeconds: 30,
     });
   });
 
