@@ -86,6 +86,10 @@ const WITHOUT_EFFECT: Readonly<Record<string, string>> = {
   GRPC_MAX_CONNECTION_AGE: "connections stay until idle for 5 minutes or drained",
   GRPC_MAX_CONNECTION_AGE_GRACE: "connections stay until idle for 5 minutes or drained",
   RESPONSE_DYNAMIC_METADATA: "no dynamic metadata in responses",
+  // Set by Envoy Gateway; envoyproxy/ratelimit does not read it either (it requires client
+  // certificates only with GRPC_CLIENT_TLS_CACERT), so neither does tollgate.
+  GRPC_SERVER_TLS_CA_CERT:
+    "not an envoyproxy/ratelimit setting: client certificates are required only with GRPC_CLIENT_TLS_CACERT",
   CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "reconnection waits follow XDS_CLIENT_BACKOFF_*",
   XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: "xDS messages of any size are read",
   TRACING_ENABLED: "no tracing",
@@ -140,7 +144,8 @@ function redisStore(m: Mapper): void {
   const url = m.get("REDIS_URL");
   const others = m.present(["REDIS_SOCKET_TYPE", "REDIS_TYPE", "REDIS_AUTH", "REDIS_TLS"]);
   if (url === undefined) {
-    for (const name of others)
+    const tls = m.present(["REDIS_TLS_CACERT", "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION"]);
+    for (const name of [...others, ...tls])
       m.ignored.push({ name, why: "REDIS_URL is not set: the in-process store is used" });
     return;
   }
@@ -191,19 +196,18 @@ function listeners(m: Mapper): void {
   addr("HOST", "PORT", "TOLLGATE_HTTP_ADDR", "8080");
   addr("GRPC_HOST", "GRPC_PORT", "TOLLGATE_GRPC_ADDR", "8081");
   addr("DEBUG_HOST", "DEBUG_PORT", "TOLLGATE_DEBUG_ADDR", "6070");
+  const files = ["GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT"] as const;
   if (goBool(m, "GRPC_SERVER_USE_TLS") === true) {
-    const tls = [
-      ["GRPC_SERVER_TLS_CERT", "TOLLGATE_TLS_CERT"],
-      ["GRPC_SERVER_TLS_KEY", "TOLLGATE_TLS_KEY"],
-      ["GRPC_CLIENT_TLS_CACERT", "TOLLGATE_TLS_CLIENT_CA"],
-    ] as const;
-    for (const [name, to] of tls) {
+    if (m.get("GRPC_SERVER_TLS_CERT") === undefined || m.get("GRPC_SERVER_TLS_KEY") === undefined)
+      m.fail("GRPC_SERVER_USE_TLS", "needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY");
+    const to = ["TOLLGATE_TLS_CERT", "TOLLGATE_TLS_KEY", "TOLLGATE_TLS_CLIENT_CA"] as const;
+    files.forEach((name, i) => {
       const v = m.get(name);
-      if (v !== undefined) m.derive(["GRPC_SERVER_USE_TLS", name], to, v);
-    }
+      if (v !== undefined) m.derive(["GRPC_SERVER_USE_TLS", name], to[i] ?? "", v);
+    });
   } else {
-    for (const name of m.present(["GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT"]))
-      m.ignored.push({ name, why: "GRPC_SERVER_USE_TLS is not true" });
+    const why = "GRPC_SERVER_USE_TLS is not true: the gRPC port is plaintext (h2c)";
+    for (const name of m.present(["GRPC_SERVER_USE_TLS", ...files])) m.ignored.push({ name, why });
   }
 }
 

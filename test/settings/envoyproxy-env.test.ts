@@ -154,6 +154,67 @@ describe("envoyproxy/ratelimit's environment", () => {
   });
 });
 
+describe("Envoy Gateway's rate limit Deployment", () => {
+  // The container env of envoyproxy/gateway's default envoy-ratelimit Deployment
+  // (internal/infrastructure/kubernetes/ratelimit/testdata/deployments/default.yaml).
+  const ENVOY_GATEWAY_ENV = {
+    RUNTIME_ROOT: "/data",
+    RUNTIME_SUBDIRECTORY: "ratelimit",
+    RUNTIME_IGNOREDOTFILES: "true",
+    RUNTIME_WATCH_ROOT: "false",
+    LOG_LEVEL: "info",
+    USE_STATSD: "true",
+    STATSD_PORT: "9125",
+    CONFIG_TYPE: "GRPC_XDS_SOTW",
+    CONFIG_GRPC_XDS_SERVER_URL: "envoy-gateway:18001",
+    CONFIG_GRPC_XDS_NODE_ID: "envoy-ratelimit",
+    GRPC_SERVER_USE_TLS: "true",
+    GRPC_SERVER_TLS_CERT: "/certs/tls.crt",
+    GRPC_SERVER_TLS_KEY: "/certs/tls.key",
+    GRPC_SERVER_TLS_CA_CERT: "/certs/ca.crt",
+    CONFIG_GRPC_XDS_SERVER_USE_TLS: "true",
+    CONFIG_GRPC_XDS_CLIENT_TLS_CERT: "/certs/tls.crt",
+    CONFIG_GRPC_XDS_CLIENT_TLS_KEY: "/certs/tls.key",
+    CONFIG_GRPC_XDS_SERVER_TLS_CACERT: "/certs/ca.crt",
+    FORCE_START_WITHOUT_INITIAL_CONFIG: "true",
+    REDIS_SOCKET_TYPE: "tcp",
+    REDIS_URL: "redis.redis.svc:6379",
+  };
+
+  it("reads as the xDS client with TLS both ways, the same Redis, and gRPC over TLS without client certificates", () => {
+    const { settings: s, referenceEnv } = resolveSettings([], ENVOY_GATEWAY_ENV);
+    expect([
+      s.xdsServer,
+      s.xdsNodeId,
+      s.xdsTls,
+      s.xdsTlsCa,
+      s.xdsTlsCert,
+      s.xdsTlsKey,
+      s.xdsForceStart,
+    ]).toEqual([
+      "envoy-gateway:18001",
+      "envoy-ratelimit",
+      true,
+      "/certs/ca.crt",
+      "/certs/tls.crt",
+      "/certs/tls.key",
+      true,
+    ]);
+    expect([s.tlsCert, s.tlsKey, s.tlsClientCa]).toEqual(["/certs/tls.crt", "/certs/tls.key", ""]);
+    expect(s.store).toBe("redis://redis.redis.svc:6379");
+    expect(s.httpAddr.port).toBe(8080);
+    expect(referenceEnv.ignored.map((l) => l.split(":")[0]).sort()).toEqual(
+      [
+        "GRPC_SERVER_TLS_CA_CERT",
+        "RUNTIME_IGNOREDOTFILES",
+        "RUNTIME_WATCH_ROOT",
+        "STATSD_PORT",
+        "USE_STATSD",
+      ].sort(),
+    );
+  });
+});
+
 describe("--compat envoyproxy", () => {
   it("sets fixed windows and no response headers when those are not given", () => {
     const s = loadSettings(["--compat", "envoyproxy"], {});
