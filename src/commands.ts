@@ -11,6 +11,7 @@ import { loadConfig } from "./config/load.js";
 import { describeTiers } from "./config/sections/tiers.js";
 import { loadServingConfig } from "./config/serving.js";
 import { runExplain as explain } from "./explain.js";
+import { commandUsage } from "./help.js";
 import { loadSettings, type Settings, SettingsError } from "./settings.js";
 import { validationOptionsOf } from "./validation.js";
 
@@ -32,7 +33,7 @@ export async function runCheck(
     settings = loadSettings(path === undefined ? args : args.slice(1), env);
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;
-    out.error(`tollgate check: ${err.message}\nusage: tollgate check [PATH] [serve options]`);
+    out.error(`tollgate check: ${err.message}\n${commandUsage("check")}`);
     return 2;
   }
   const target = path ?? settings.config;

@@ -14,11 +14,11 @@ import { bucketKey } from "./engine/keys.js";
 import { effectiveShards } from "./engine/shards.js";
 import { matchTier } from "./engine/tiers.js";
 import type { Entry, Rule } from "./engine/types.js";
+import { commandUsage } from "./help.js";
 import { loadSettings, type Settings, SettingsError } from "./settings.js";
 import { validationOptionsOf } from "./validation.js";
 
-const USAGE =
-  "usage: tollgate explain [--config PATH] --domain D --descriptor k=v[,k2=v2] [--descriptor …] [serve options]";
+const USAGE = commandUsage("explain");
 
 /** A `--descriptor` that cannot be read; the message says what is wrong with which part. */
 export class DescriptorArgError extends Error {}

@@ -1,9 +1,12 @@
 /**
  * The help texts of `tollgate help [COMMAND]` and `tollgate COMMAND --help`. `serve`'s flags are
  * rendered from the settings schema (src/settings-schema.ts), so every setting is listed with its
- * environment twin and default; `check` and `explain` take a few arguments of their own, listed here.
+ * environment twin and default; `check` and `explain` take a few arguments of their own, listed here,
+ * and serve's options, of which the ones that change a config's verdict (`--config` and
+ * src/validation.ts's VALIDATION_SETTINGS) are rendered from the schema too.
  */
 import { SETTINGS, type Spec } from "./settings-schema.js";
+import { VALIDATION_SETTINGS } from "./validation.js";
 
 /** The commands `tollgate` knows. */
 export const COMMANDS = ["serve", "check", "explain"] as const;
@@ -52,6 +55,16 @@ function settingArg(s: Spec): Arg {
   };
 }
 
+/** serve's options that change what `check` and `explain` say about a config. */
+const verdictArgs = (): Arg[] =>
+  [SETTINGS.config, ...VALIDATION_SETTINGS.map((n) => SETTINGS[n])].map(settingArg);
+
+/** The line after check's and explain's arguments: the rest of serve's options are read too. */
+const SERVE_OPTIONS_NOTE =
+  "Every other serve flag and TOLLGATE_* variable is accepted as well (tollgate serve --help), and so are " +
+  "envoyproxy/ratelimit's variables (docs/migrating.md): check, explain and serve read a config the same way " +
+  "and give it the same verdict.";
+
 const DOCS: Readonly<Record<Command, CommandDoc>> = {
   serve: {
     summary: "Serve Envoy's rate limit (RLS v3) and ext_authz gRPC APIs, gRPC health and the HTTP port.",
@@ -64,19 +77,32 @@ const DOCS: Readonly<Record<Command, CommandDoc>> = {
   check: {
     summary:
       "Validate a config offline: every problem with file, line, column and YAML path (exit 1), or the rules (exit 0).",
-    usage: "tollgate check PATH",
-    args: () => [{ usage: "PATH", doc: "Rule file, or a directory of *.yaml/*.yml, as --config takes it." }],
-    example: "tollgate check config/",
+    usage: "tollgate check [PATH] [serve options]",
+    args: () => [
+      {
+        usage: "PATH",
+        doc: "Rule file, or a directory of *.yaml/*.yml, as --config takes it. [default: the --config setting]",
+      },
+      ...verdictArgs(),
+    ],
+    example: "tollgate check config/ --default-algorithm fixed_window",
   },
   explain: {
-    summary: "Show which rule a descriptor matches, its limits, algorithm and Redis key, without a store.",
-    usage: "tollgate explain --config PATH --domain D --descriptor k=v[,k2=v2]",
+    summary:
+      "Show which rule each descriptor matches (or how far the match walk got), its limits, algorithm and Redis key, without a store.",
+    usage:
+      "tollgate explain [--config PATH] --domain D --descriptor k=v[,k2=v2] [--descriptor …] [serve options]",
     args: () => [
-      { usage: "--config PATH", doc: "Rule file or directory. [default config]" },
       { usage: "--domain D", doc: "The domain Envoy sends (the filter's domain)." },
-      { usage: "--descriptor k=v[,k2=v2]", doc: "The descriptor's entries in order, as Envoy sends them." },
+      {
+        usage: "--descriptor k=v[,k2=v2]",
+        doc: "The descriptor's entries in order, as Envoy sends them. Repeat it to explain several descriptors.",
+      },
+      ...verdictArgs(),
     ],
-    example: "tollgate explain --config config/ --domain edge --descriptor tenant=acme,route_class=read",
+    example:
+      "tollgate explain --config config/ --domain edge --descriptor tenant=acme,route_class=read " +
+      "--descriptor tenant=globex,route_class=export",
   },
 };
 
@@ -95,6 +121,11 @@ function wrap(text: string, indent: string): string[] {
   return lines;
 }
 
+/** The one-line usage of `command`, as its help and its usage errors print it. */
+export function commandUsage(command: Command): string {
+  return `usage: ${DOCS[command].usage}`;
+}
+
 /** Whether `name` is a command tollgate knows. */
 export function isCommand(name: string): name is Command {
   return (COMMANDS as readonly string[]).includes(name);
@@ -103,11 +134,18 @@ export function isCommand(name: string): name is Command {
 /** The help of one command: summary, usage, every flag or argument, an example. */
 export function commandHelp(command: Command): string {
   const doc = DOCS[command];
-  const lines = [`usage: ${doc.usage}`, "", ...wrap(doc.summary, ""), "", "arguments:"];
+  const lines = [commandUsage(command), "", ...wrap(doc.summary, ""), "", "arguments:"];
   for (const arg of doc.args()) lines.push(`  ${arg.usage}`, ...wrap(arg.doc, "      "));
   if (command === "serve") {
-    lines.push("", ...wrap("A flag wins over its environment variable, which wins over the default.", ""));
-  }
+    lines.push(
+      "",
+      ...wrap(
+        "A flag wins over its TOLLGATE_* variable, which wins over the matching envoyproxy/ratelimit " +
+          "variable (REDIS_URL, PORT, RUNTIME_ROOT, ...; docs/migrating.md), which wins over the default.",
+        "",
+      ),
+    );
+  } else lines.push("", ...wrap(SERVE_OPTIONS_NOTE, ""));
   lines.push("", "example:", `  ${doc.example}`);
   return lines.join("\n");
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/help.js";
 import { SETTINGS } from "../../src/settings.js";
+import { VALIDATION_SETTINGS } from "../../src/validation.js";
 import { runCli } from "../helpers/service.js";
 
 /** Runs the built CLI to its exit. */
@@ -39,11 +40,20 @@ describe("tollgate help", () => {
     expect((await tollgate(command, "-h")).stdout).toBe(viaFlag.stdout);
   });
 
-  it("lists the arguments of check and explain", async () => {
-    expect((await tollgate("check", "--help")).stdout).toMatch(/^ {2}PATH$/m);
+  it("lists the arguments of check and explain, and serve's options that change a config's verdict", async () => {
+    const check = (await tollgate("check", "--help")).stdout;
+    expect(check).toMatch(/^usage: tollgate check \[PATH\] \[serve options\]$/m);
+    expect(check).toMatch(/^ {2}PATH$/m);
     const explain = (await tollgate("explain", "--help")).stdout;
-    for (const flag of ["--config PATH", "--domain D", "--descriptor k=v[,k2=v2]"])
-      expect(explain).toContain(`  ${flag}\n`);
+    for (const flag of ["--domain D", "--descriptor k=v[,k2=v2]"]) expect(explain).toContain(`  ${flag}\n`);
+    expect(explain).toMatch(/--descriptor k=v\[,k2=v2\] \[--descriptor …\] \[serve options\]$/m);
+    for (const text of [check, explain]) {
+      for (const s of [SETTINGS.config, ...VALIDATION_SETTINGS.map((n) => SETTINGS[n])]) {
+        expect(text).toMatch(new RegExp(`^  ${s.flag} `, "m"));
+        expect(text.replace(/\s+/g, " ")).toContain(`env ${s.env}, default`);
+      }
+      expect(text).toContain("tollgate serve --help");
+    }
   });
 
   it("refuses help on an unknown command with exit code 2", async () => {
