@@ -5,10 +5,12 @@
  * A call whose takes live on one node goes to that node's guard as it is. A call spanning nodes goes
  * to each node's guard in parallel (each decides by Redis or by its failure policy); when any part
  * denies, the parts that charged are refunded, so the call stays all-or-nothing (a refund that cannot
- * reach a failed node only under-admits, never over-admits). When a failover moves slots to another
+ * reach a failed node only under-admits, never over-admits), and their outcomes are reported
+ * uncharged: every bucket as it is after the decision, as on a single node. When a failover moves slots to another
  * node, the keys follow to that node's guard, whose breaker starts closed.
  */
 
+import { uncharged } from "../redis/groups.js";
 import type { Outcome, Store, Take } from "../store.js";
 import type { BreakerState } from "./breaker.js";
 import type { GuardedStore } from "./guarded-store.js";
@@ -78,10 +80,12 @@ export class PartitionedGuard implements Store {
       }
     }
     if (allAllowed) return out;
-    // Some part denied: give back what the parts that passed charged.
+    // Some part denied: give back what the parts that passed charged, and report their buckets as
+    // they are after the decision (uncharged), as a single node reports a call it denied.
     await Promise.all(
       parts.map((indexes, p) => {
         if (!answers[p]?.every((o) => o.allowed)) return Promise.resolve();
+        for (const i of indexes) out[i] = uncharged(out[i] as Outcome, takes[i]);
         const charged = indexes.map((i) => takes[i] as Take).filter((t) => t.cost > 0);
         return charged.length === 0
           ? Promise.resolve()
