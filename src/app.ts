@@ -1,16 +1,16 @@
 /**
- * The composition root: settings → logger → metrics → store → rules → engine → servers, and the
- * ordered close. Nothing else wires components together.
+ * The composition root: settings → logger → metrics → config source → config → store → TLS files →
+ * HTTP → gRPC → debug listener → config watcher, each a named step of a {@link Startup}
+ * (src/startup.ts). A step that fails closes what the earlier ones opened, last first, and startApp
+ * rejects with a StartupError naming it; shutdown closes the same list in the same order. Nothing
+ * else wires components together.
  */
-
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { describeRules } from "./config/describe.js";
-import { ConfigError, formatProblem } from "./config/errors.js";
-import { describeTiers } from "./config/sections/tiers.js";
-import { loadServingConfig } from "./config/serving.js";
 import { createConfigSource } from "./config-source.js";
+import { type ConfigState, loadConfigState, type ReloadAnswer, type ReloadStatus } from "./config-state.js";
 import { startDebugListener } from "./debug-listener.js";
+import { decisionLog } from "./decision-log.js";
 import { Engine } from "./engine/decide.js";
 import { matchTier, tierOf } from "./engine/tiers.js";
 import { type Algorithm, type RuleSet, systemClock } from "./engine/types.js";
@@ -18,15 +18,19 @@ import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import type { QueryBounds } from "./protocol/codec.js";
 import { createCheckMethod } from "./protocol/ext-authz.js";
-import { createGrpcServer, type GrpcServer, type GrpcTransport } from "./protocol/grpc/server.js";
+import { createGrpcServer, type GrpcTransport, type TlsOptions } from "./protocol/grpc/server.js";
 import { HealthState, healthMethod } from "./protocol/health.js";
-import { createHttpServer, type HttpServer } from "./protocol/http.js";
+import { createHttpServer } from "./protocol/http.js";
 import { quotaRoutes } from "./protocol/quota.js";
 import { rlsMethod } from "./protocol/rls.js";
 import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
-import { createStore } from "./store/create.js";
+import { type Closed, listenOrClose, Startup } from "./startup.js";
+import { type BuiltStore, createStore } from "./store/create.js";
 import { validationOptionsOf } from "./validation.js";
+
+export type { ReloadStatus } from "./config-state.js";
+export { StartupError } from "./startup.js";
 
 export interface App {
   readonly grpcAddress: AddressInfo;
@@ -38,10 +42,14 @@ export interface App {
   /** The rules in force. */
   rules(): RuleSet;
   /** Load the config (and tenants file) again; on failure keep the old rules and return the problems. */
-  reload(): Promise<{ ok: true } | { ok: false; problems: string[] }>;
+  reload(): Promise<ReloadAnswer>;
   /** The last reload (undefined before the first): when, and its problems when it failed. */
   lastReload(): ReloadStatus | undefined;
-  /** NOT_SERVING, GOAWAY, let in-flight calls finish (bounded by drainTimeout), close the store. */
+  /**
+   * NOT_SERVING, then close what startup opened, last first: the config watcher (and with it the
+   * config source: no reload while draining), the debug listener, gRPC (GOAWAY, calls in flight
+   * finish within drainTimeout), HTTP, the store.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -53,14 +61,29 @@ export interface AppOptions {
   readonly workerSlot?: string;
 }
 
-/** Outcome of the last reload, shown on `/rlconfig`. */
-export interface ReloadStatus {
-  readonly at: Date;
-  readonly ok: boolean;
-  readonly problems: readonly string[];
+/** Longest a close may take during a failed start or a shutdown (gRPC: drainTimeout plus this). */
+const CLOSE_WITHIN_MS = 5_000;
+
+/**
+ * Start every part; resolves once both ports listen and gRPC health says SERVING. Rejects with a
+ * StartupError naming the failed step after closing what the earlier steps opened.
+ */
+export async function startApp(settings: Settings, logger: Logger, options: AppOptions = {}): Promise<App> {
+  const startup = new Startup({ closeWithinMs: CLOSE_WITHIN_MS });
+  try {
+    return await startSteps(startup, settings, logger, options);
+  } catch (err) {
+    logClosed(logger, await startup.close(), "after a failed start");
+    throw err;
+  }
 }
 
-export async function startApp(settings: Settings, logger: Logger, options: AppOptions = {}): Promise<App> {
+async function startSteps(
+  startup: Startup,
+  settings: Settings,
+  logger: Logger,
+  options: AppOptions,
+): Promise<App> {
   const clock = systemClock;
   const metrics = new TollgateMetrics({
     maxSeries: settings.metricsMaxSeries,
@@ -69,34 +92,31 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     ...(options.workerSlot === undefined ? {} : { worker: { slot: options.workerSlot, pid: process.pid } }),
   });
   const health = new HealthState();
-  /** Descriptor rules, ext_authz extraction rules and tiers come from one load and are swapped together. */
-  const source = createConfigSource(settings, logger);
-  const loadAll = () => loadServingConfig(source.read, validationOptionsOf(settings));
+  const defaultAlgorithm = settings.defaultAlgorithm as Algorithm;
 
-  let loaded = await source.first(loadAll).catch((err: unknown) => {
-    source.close();
-    throw err;
+  // Files (watched from the "config watcher" step on) or an xDS server, whose stream opens here.
+  const source = await startup.step("config source", () => {
+    const opened = createConfigSource(settings, logger);
+    return { value: opened, close: () => opened.close() };
   });
-  metrics.reload("success");
-  logger.info(
-    {
-      config: source.name,
-      domains: loaded.rules.domains.size,
-      files: loaded.rules.files.length,
-      tenants: loaded.tiers.tenants.size,
-    },
-    "config loaded",
+  // Files: one load. xDS: the first push that validates (NACKing the others) or, with
+  // --xds-force-start, the empty set at once.
+  const config: ConfigState = await startup.step("config", async () => ({
+    value: await loadConfigState({
+      source,
+      validation: validationOptionsOf(settings),
+      clock,
+      metrics,
+      logger,
+    }),
+  }));
+  const built: BuiltStore = await startup.step("store", () =>
+    openStore(settings, { clock, metrics, logger }),
   );
-
-  const built = createStore(
-    { ...settings, onStoreError: settings.onStoreError as "local" | "allow" | "deny" | "error" },
-    { clock, metrics, logger },
-  );
-  await built.store.ready();
-  built.start().catch((err: unknown) => logger.warn({ err }, "instance heartbeat failed to start"));
+  const tls = await startup.step("tls files", () => ({ value: readTls(settings) }));
 
   const engine = new Engine({
-    rules: () => loaded.rules,
+    rules: () => config.current().rules,
     store: built.store,
     clock,
     metrics,
@@ -104,45 +124,18 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     headers: settings.responseHeaders as "legacy" | "draft03" | "ietf" | "off",
     retryAfterJitterSec: settings.retryAfterJitter,
     globalShadowMode: settings.shadowMode,
-    defaultAlgorithm: settings.defaultAlgorithm as Algorithm,
-    fallback: (domain, entries) => matchTier(loaded.tiers, domain, entries),
+    defaultAlgorithm,
+    fallback: (domain, entries) => matchTier(config.current().tiers, domain, entries),
+    ...decisionLog(logger, { rules: () => config.current().rules, clock }),
   });
   const bounds: QueryBounds = {
     maxDescriptors: settings.maxDescriptors,
     maxEntries: settings.maxEntries,
     maxKeyValueBytes: settings.maxKeyValueBytes,
   };
-  const decide = (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
   // The HTTP routes take a promise; the gRPC method takes the answer itself when it is ready at once.
   const decideLater = async (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
 
-  const grpc: GrpcServer = createGrpcServer({
-    methods: [
-      rlsMethod(decide, bounds),
-      createCheckMethod({ engine, rules: () => loaded.extAuthz }),
-      healthMethod(health),
-    ],
-    maxMessageBytes: settings.maxMessageBytes,
-    maxInFlight: settings.maxInFlight,
-    transport: settings.grpcTransport as GrpcTransport,
-    ...(settings.tlsCert
-      ? {
-          tls: {
-            cert: readFileSync(settings.tlsCert),
-            key: readFileSync(settings.tlsKey),
-            ...(settings.tlsClientCa ? { clientCa: readFileSync(settings.tlsClientCa) } : {}),
-          },
-        }
-      : {}),
-    onError: (err, where) => logger.debug({ err, where }, "grpc peer error"),
-    events: metrics,
-  });
-  let last: ReloadStatus | undefined;
-  const reloadLines = (): string[] => {
-    if (last === undefined) return [];
-    const when = `${last.ok ? "ok" : "FAILED, serving the previous rules"} at ${last.at.toISOString()}`;
-    return [`# last reload: ${when}`, ...last.problems.map((p) => `#   ${p}`)];
-  };
   const routes = new Map([
     ...httpRoutes({
       health,
@@ -151,8 +144,9 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
       metrics: options.metricsText
         ? { text: options.metricsText, contentType: metrics.contentType }
         : metrics,
-      rulesText: () => [...describeRules(loaded.rules), ...describeTiers(loaded.tiers), ...reloadLines()],
+      rulesText: () => config.describe(),
       storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
+      rejected: (reason) => metrics.rejected(reason),
     }),
     ...quotaRoutes({
       decide: decideLater,
@@ -161,52 +155,59 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
       resetToken: settings.resetToken,
       bounds,
       tierOf: (domain, entries) => {
-        const tenant = entries.find((e) => e.key === loaded.tiers.tables.get(domain)?.tenantKey);
-        return tenant === undefined ? undefined : tierOf(loaded.tiers, domain, tenant.value);
+        const tiers = config.current().tiers;
+        const tenant = entries.find((e) => e.key === tiers.tables.get(domain)?.tenantKey);
+        return tenant === undefined ? undefined : tierOf(tiers, domain, tenant.value);
       },
     }),
   ]);
   const onHttpError = (err: unknown) => logger.error({ err }, "http handler error");
-  const http: HttpServer = createHttpServer({
-    routes,
-    maxBodyBytes: settings.maxMessageBytes,
-    onError: onHttpError,
-  });
-  const grpcAddress = await grpc.listen(settings.grpcAddr.host, settings.grpcAddr.port);
-  const httpAddress = await http.listen(settings.httpAddr.host, settings.httpAddr.port);
-  const debug = await startDebugListener({ addr: settings.debugAddr, routes, onError: onHttpError });
-  health.setServing(true);
 
-  const reloadOnce = async (): Promise<{ ok: true } | { ok: false; problems: string[] }> => {
-    try {
-      loaded = await loadAll();
-      metrics.reload("success");
-      last = { at: new Date(clock.now()), ok: true, problems: [] };
-      logger.info(
-        {
-          domains: loaded.rules.domains.size,
-          files: loaded.rules.files.length,
-          tenants: loaded.tiers.tenants.size,
-        },
-        "config reloaded",
-      );
-      return { ok: true };
-    } catch (err) {
-      metrics.reload("failure");
-      const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
-      last = { at: new Date(clock.now()), ok: false, problems };
-      logger.error({ problems }, "config reload failed; keeping the previous rules");
-      return { ok: false, problems };
-    }
-  };
-  // One reload at a time: SIGHUP and the watcher queue behind each other, so the newest files win.
-  let reloading: Promise<unknown> = Promise.resolve();
-  const reload = () => {
-    const next = reloading.then(reloadOnce);
-    reloading = next;
-    return next;
-  };
-  await source.watch(reload);
+  const httpAddress = await startup.step("http listen", async () => {
+    const http = createHttpServer({ routes, maxBodyBytes: settings.maxMessageBytes, onError: onHttpError });
+    return { value: await listenOrClose(http, settings.httpAddr), close: () => http.close() };
+  });
+
+  const grpcAddress = await startup.step("grpc listen", async () => {
+    const grpc = createGrpcServer({
+      methods: [
+        rlsMethod((q) => engine.shouldRateLimit(q), bounds),
+        createCheckMethod({ engine, rules: () => config.current().extAuthz }),
+        healthMethod(health),
+      ],
+      maxMessageBytes: settings.maxMessageBytes,
+      maxInFlight: settings.maxInFlight,
+      transport: settings.grpcTransport as GrpcTransport,
+      ...(tls === undefined ? {} : { tls }),
+      onError: (err, where) => logger.debug({ err, where }, "grpc peer error"),
+      events: metrics,
+    });
+    return {
+      value: await listenOrClose(grpc, settings.grpcAddr),
+      close: () => grpc.drain(settings.drainTimeout),
+      closeWithinMs: settings.drainTimeout + CLOSE_WITHIN_MS,
+    };
+  });
+
+  // The debug routes (/rlconfig, /healthcheck, /metrics) of `routes` on a port of their own.
+  const debug = await startup.step("debug listen", async () => {
+    const listener = await startDebugListener({ addr: settings.debugAddr, routes, onError: onHttpError });
+    return { value: listener, ...(listener === undefined ? {} : { close: () => listener.close() }) };
+  });
+
+  // Closing the source stops its watching (files, tenants file, xDS pushes); the "config source"
+  // step's close then finds nothing left to do.
+  await startup.step("config watcher", async () => {
+    const close = () => source.close();
+    await source
+      .watch(() => config.reload())
+      .catch((err: unknown) => {
+        close();
+        throw err;
+      });
+    return { value: undefined, close };
+  });
+  health.setServing(true);
 
   let closing: Promise<void> | undefined;
   return {
@@ -215,19 +216,48 @@ export async function startApp(settings: Settings, logger: Logger, options: AppO
     debugAddress: debug?.address,
     health,
     metrics,
-    rules: () => loaded.rules,
-    reload,
-    lastReload: () => last,
+    rules: () => config.current().rules,
+    reload: () => config.reload(),
+    lastReload: () => config.lastReload(),
     shutdown() {
       closing ??= (async () => {
-        source.close();
         health.setServing(false);
-        await grpc.drain(settings.drainTimeout);
-        await http.close();
-        await debug?.close();
-        await built.close();
+        logClosed(logger, await startup.close(), "at shutdown");
       })();
       return closing;
     },
+  };
+}
+
+/** One debug line per closed step, a warning for a close that failed or timed out. */
+function logClosed(logger: Logger, closed: readonly Closed[], when: string): void {
+  for (const c of closed)
+    if (c.ok) logger.debug({ step: c.step }, `closed ${when}`);
+    else logger.warn({ step: c.step, err: c.error, timedOut: c.timedOut === true }, `close failed ${when}`);
+}
+
+/** The store step: build it, wait until it serves (or serves degraded), start its heartbeat. */
+async function openStore(settings: Settings, deps: Parameters<typeof createStore>[1]) {
+  const built = createStore(
+    { ...settings, onStoreError: settings.onStoreError as "local" | "allow" | "deny" | "error" },
+    deps,
+  );
+  try {
+    await built.store.ready();
+    await built.start();
+  } catch (err) {
+    await built.close();
+    throw err;
+  }
+  return { value: built, close: () => built.close() };
+}
+
+/** The gRPC TLS files (`--tls-cert`, `--tls-key`, `--tls-client-ca`), or undefined for h2c. */
+function readTls(settings: Settings): TlsOptions | undefined {
+  if (!settings.tlsCert) return undefined;
+  return {
+    cert: readFileSync(settings.tlsCert),
+    key: readFileSync(settings.tlsKey),
+    ...(settings.tlsClientCa ? { clientCa: readFileSync(settings.tlsClientCa) } : {}),
   };
 }

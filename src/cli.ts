@@ -48,9 +48,20 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * A serve that failed to start has closed everything it opened, so the process ends by itself; if
+ * something was left open anyway, it still ends, after this long and with a line saying so.
+ */
+const FAILED_START_EXIT_MS = 3_000;
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== 0 || process.argv[2] !== "serve") process.exitCode = code;
+    if (code !== 0 && process.argv[2] === "serve")
+      setTimeout(() => {
+        console.error(`tollgate: still running ${FAILED_START_EXIT_MS} ms after a failed start; exiting now`);
+        process.exit(code);
+      }, FAILED_START_EXIT_MS).unref();
   },
   (err: unknown) => {
     console.error(err instanceof SettingsError ? `tollgate: ${err.message}` : err);

@@ -6,6 +6,7 @@
 import type { AddressInfo } from "node:net";
 import { createHttpServer, type Route } from "./protocol/http.js";
 import { parseAddr } from "./settings.js";
+import { listenOrClose } from "./startup.js";
 
 /** The routes the debug port serves. */
 export const DEBUG_ROUTES = ["GET /rlconfig", "GET /healthcheck", "GET /metrics"] as const;
@@ -16,7 +17,10 @@ export interface DebugListener {
   close(): Promise<void>;
 }
 
-/** Start the debug listener on `addr` (`HOST:PORT`) with the debug routes of `routes`; none when `addr` is empty. */
+/**
+ * Start the debug listener on `addr` (`HOST:PORT`) with the debug routes of `routes`; none when `addr`
+ * is empty. When the address cannot be bound, the server is closed before the error is rethrown.
+ */
 export async function startDebugListener(opts: {
   readonly addr: string;
   readonly routes: ReadonlyMap<string, Route>;
@@ -30,6 +34,6 @@ export async function startDebugListener(opts: {
     if (route !== undefined) routes.set(key, route);
   }
   const server = createHttpServer({ routes, maxBodyBytes: 1024, onError: opts.onError });
-  const address = await server.listen(host, port);
+  const address = await listenOrClose(server, { host, port });
   return { address, close: () => server.close() };
 }

@@ -2,12 +2,16 @@
  * What a serving process does around the app, alone or as a cluster worker: start it (explaining a
  * bad config), and drain on SIGTERM/SIGINT (a second signal exits at once), reload on SIGHUP.
  */
-import { type App, type AppOptions, startApp } from "./app.js";
+import { type App, type AppOptions, StartupError, startApp } from "./app.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
 import type { Logger } from "./logger.js";
 import type { Settings } from "./settings.js";
 
-/** Start the app; on failure log why (each config problem on its own line) and return undefined. */
+/**
+ * Start the app; on failure log why in one line naming the step (a bad config also gets one line per
+ * problem before it) and return undefined. By then startApp has closed whatever it had opened, so the
+ * process can exit.
+ */
 export async function startOrReport(
   settings: Settings,
   logger: Logger,
@@ -16,10 +20,18 @@ export async function startOrReport(
   try {
     return await startApp(settings, logger, options);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) logger.error(formatProblem(p));
-      logger.error(`invalid config at ${settings.config}: ${err.problems.length} problem(s); not starting`);
-    } else logger.error({ err }, "failed to start");
+    const step = err instanceof StartupError ? err.step : "startup";
+    const cause = err instanceof StartupError ? err.cause : err;
+    if (cause instanceof ConfigError) {
+      for (const p of cause.problems) logger.error(formatProblem(p));
+      logger.error(
+        { step },
+        `invalid config at ${settings.config}: ${cause.problems.length} problem(s); not starting`,
+      );
+    } else {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      logger.error({ step, err: cause }, `failed to start at step "${step}": ${why}; not starting`);
+    }
     return undefined;
   }
 }

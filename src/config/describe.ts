@@ -45,3 +45,16 @@ export function describeRules(ruleSet: RuleSet): string[] {
   }
   return out.sort();
 }
+
+/** Every rule of a domain's descriptor tree, parents before their children. */
+export function rulesOf(level: DescriptorLevel): Rule[] {
+  const out: Rule[] = [];
+  const walk = (l: DescriptorLevel) => {
+    for (const node of [...l.exact.values(), ...l.globs, ...l.defaults.values()]) {
+      if (node.rule !== undefined) out.push(node.rule);
+      walk(node.children);
+    }
+  };
+  walk(level);
+  return out;
+}

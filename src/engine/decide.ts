@@ -5,7 +5,7 @@
  */
 import type { Outcome, Store, Take } from "../store/store.js";
 import { type HeaderFormat, type HeaderStatus, rateLimitHeaders } from "./headers.js";
-import type { EngineMetrics } from "./metrics-port.js";
+import type { DecisionObserver, DecisionResult, EngineMetrics } from "./metrics-port.js";
 import { type FallbackMatch, type Plan, Planner, planKeys } from "./plan.js";
 import { anyDenied, detailOf, type Group, NO_OUTCOMES, type Pending, takeOf } from "./request-takes.js";
 import { otherShard } from "./shards.js";
@@ -41,6 +41,8 @@ export interface EngineOptions {
   readonly random?: () => number;
   /** Tried when the descriptor tree matches nothing: the tier lookup (engine/tiers.ts). */
   readonly fallback?: FallbackMatch;
+  /** Decision log hooks (per-decision debug line, unknown domain and no-match warnings). @default none */
+  readonly observer?: DecisionObserver;
 }
 
 /** Decides ShouldRateLimit queries against the current rules and a Store. */
@@ -116,7 +118,21 @@ export class Engine {
     const domain = this.deps.rules().domains.get(q.domain);
     if (!domain) {
       for (const _ of q.descriptors) metrics.decision(q.domain, "", "no_match", 0);
-      return { overallCode: "OK", statuses: q.descriptors.map(() => noLimitStatus), responseHeaders: [] };
+      const answer: RateLimitAnswer = {
+        overallCode: "OK",
+        statuses: q.descriptors.map(() => noLimitStatus),
+        responseHeaders: [],
+      };
+      const observer = this.deps.observer;
+      if (observer !== undefined) {
+        observer.unknownDomain?.(q);
+        observer.decided?.(
+          q,
+          answer,
+          q.descriptors.map(() => "no_match"),
+        );
+      }
+      return answer;
     }
     const plans = this.planner.plan(domain, q.descriptors, q.hitsAddend);
     // A blocked (requests_per_unit 0) descriptor may deny the request before any bucket is read;
@@ -160,8 +176,10 @@ export class Engine {
     outcomes: readonly Outcome[],
   ): RateLimitAnswer {
     const { q, plans, groups } = d;
-    const { metrics } = this.deps;
+    const { metrics, observer } = this.deps;
     const statuses: DescriptorStatus[] = new Array(plans.length);
+    // Built only when a decision log asks for it (debug level): nothing per decision otherwise.
+    const results: DecisionResult[] | undefined = observer?.decided ? new Array(plans.length) : undefined;
     const headerStatuses: HeaderStatus[] = [];
     // Groups are in descriptor order: walk them alongside the plans (no per-request map).
     let next = 0;
@@ -191,6 +209,8 @@ export class Engine {
       );
       const override = q.descriptors[i]?.limit;
       if (override && metrics.overrideDecision) metrics.overrideDecision(q.domain, override, result);
+      if (results !== undefined) results[i] = result;
+      if (result === "no_match") observer?.noMatch?.(q.domain, q.descriptors[i]?.entries ?? []);
     }
     const responseHeaders = rateLimitHeaders(headerStatuses, {
       format: this.format,
@@ -198,7 +218,9 @@ export class Engine {
       jitterSec: this.jitterSec,
       random: this.random,
     });
-    return { overallCode, statuses, responseHeaders };
+    const answer: RateLimitAnswer = { overallCode, statuses, responseHeaders };
+    if (results !== undefined) observer?.decided?.(q, answer, results);
+    return answer;
   }
 
   /** OVER_LIMIT when an enforced non-quota descriptor is over, or every quota_mode descriptor is. */

@@ -2,7 +2,7 @@
  * Step three of a decision: turn one descriptor's plan and its buckets' outcomes into the
  * DescriptorStatus Envoy receives, the header view of it and the metric result.
  */
-import type { Outcome } from "../store/store.js";
+import type { AnsweringPolicy, Outcome } from "../store/store.js";
 import type { HeaderStatus } from "./headers.js";
 import type { DecisionResult } from "./metrics-port.js";
 import type { LimitedPlan, Plan } from "./plan.js";
@@ -77,9 +77,16 @@ export function describe(plan: Plan, outcomes: readonly Outcome[]): Described {
   return {
     status,
     header: { limit: reported, remaining, resetSec, over },
-    result: resultOf(plan, over),
+    result: o.policy === undefined ? resultOf(plan, over) : POLICY_RESULT[o.policy],
   };
 }
+
+/** The metric result of an answer the failure policy gave instead of the store. */
+const POLICY_RESULT: Readonly<Record<AnsweringPolicy, DecisionResult>> = {
+  allow: "policy_allow",
+  deny: "policy_deny",
+  local: "fallback",
+};
 
 /** A requests_per_unit 0 limit: over without a store call, and no time at which it would pass. */
 function blocked(plan: LimitedPlan): Described {

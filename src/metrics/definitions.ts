@@ -135,6 +135,12 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       labelNames: ["result"] as const,
       registers,
     }),
+    reloadOk: new Gauge({
+      name: `${PREFIX}config_last_reload_successful`,
+      help: "1 while the rules in force come from the last config load (it succeeded), 0 while the last reload failed and the previous rules are kept.",
+      registers,
+      aggregator: "min",
+    }),
     lastReload: new Gauge({
       name: `${PREFIX}config_last_reload_success_timestamp_seconds`,
       help: "Unix time of the last successful config load.",

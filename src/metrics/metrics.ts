@@ -9,6 +9,7 @@
 import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { DecisionResult, EngineMetrics } from "../engine/metrics-port.js";
 import { type Clock, type LimitOverride, systemClock } from "../engine/types.js";
+import { REDIS_ERROR_CODES } from "../store/redis/errors.js";
 import { VERSION } from "../version.js";
 import { defineMetrics, defineWorkerMetrics, type MetricSet, PREFIX } from "./definitions.js";
 import { OVERFLOW, SeriesCap } from "./series-cap.js";
@@ -21,6 +22,14 @@ export type ReloadResult = "success" | "failure";
 
 /** Why a request was refused before any decision. */
 export type RejectReason = "overload" | "invalid_argument" | "deadline";
+
+const REJECT_REASONS: readonly RejectReason[] = ["overload", "invalid_argument", "deadline"];
+
+/**
+ * Store error kinds exported at 0 from the start, so `increase()` / `rate()` see the first error:
+ * the Redis codes, and the guard's own (`circuit_open`, `internal` for an unclassified throw).
+ */
+const STORE_ERROR_KINDS: readonly string[] = [...REDIS_ERROR_CODES, "circuit_open", "internal"];
 
 const BREAKER_VALUE: Readonly<Record<BreakerState, number>> = { closed: 0, half_open: 1, open: 2 };
 
@@ -41,13 +50,25 @@ export interface MetricsOptions {
   readonly transport?: string;
 }
 
-const RESULTS: readonly DecisionResult[] = ["ok", "over_limit", "shadow_over_limit", "unlimited", "no_match"];
+const RESULTS: readonly DecisionResult[] = [
+  "ok",
+  "over_limit",
+  "shadow_over_limit",
+  "unlimited",
+  "no_match",
+  "policy_allow",
+  "policy_deny",
+  "fallback",
+];
 const RESULT_INDEX: Readonly<Record<DecisionResult, number>> = {
   ok: 0,
   over_limit: 1,
   shadow_over_limit: 2,
   unlimited: 3,
   no_match: 4,
+  policy_allow: 5,
+  policy_deny: 6,
+  fallback: 7,
 };
 const N = RESULTS.length;
 
@@ -111,6 +132,10 @@ export class TollgateMetrics implements EngineMetrics {
       const detail = key === OVERFLOW ? OVERFLOW : rest.join("\0");
       return this.m.detailedDecisions.labels({ domain, rule, result, detail });
     });
+    // Counters alerts read start at 0: a series born at its first increment hides that increment.
+    for (const kind of STORE_ERROR_KINDS) this.m.storeErrors.inc({ kind }, 0);
+    for (const reason of REJECT_REASONS) this.m.rejected.inc({ reason }, 0);
+    for (const result of ["success", "failure"] as const) this.m.reloads.inc({ result }, 0);
     this.overrides = new SeriesCap(maxSeries, (key) => {
       const [domain = OVERFLOW, result = OVERFLOW, override = OVERFLOW] =
         key === OVERFLOW ? [] : key.split("\0");
@@ -195,10 +220,24 @@ export class TollgateMetrics implements EngineMetrics {
     this.m.instances.set(count);
   }
 
-  /** A config load or reload finished; success also records the time. */
+  /**
+   * A config load or reload finished; success also records the time. The last result stays on
+   * `tollgate_config_last_reload_successful` (1 or 0) until the next one.
+   */
   reload(result: ReloadResult): void {
     this.m.reloads.inc({ result });
+    this.m.reloadOk.set(result === "success" ? 1 : 0);
     if (result === "success") this.m.lastReload.set(this.clock.now() / 1000);
+  }
+
+  /**
+   * Export `results` of a domain/rule pair at 0 before its first decision (the configured rules, at
+   * each load), so `rate()` over them sees the first answers. Takes a series slot like a decision.
+   */
+  decisionsAtZero(domain: string, rulePath: string, results: readonly DecisionResult[]): void {
+    const series = this.ruleSeries(domain, rulePath);
+    if (series === this.overflowRule) return;
+    for (const result of results) this.m.decisions.inc({ domain, rule: rulePath, result }, 0);
   }
 
   /** A request was refused before any decision. */

@@ -34,7 +34,12 @@ export const DEFAULT_BOUNDS: QueryBounds = Object.freeze({
   maxKeyValueBytes: 256,
 });
 
-const MAX_UINT32 = 4_294_967_295;
+/**
+ * Largest `hits_addend` accepted, request-level or per descriptor: Envoy's own bound on the hits a
+ * rate limit action may add (`MAX_HITS_ADDEND` in its ratelimit filter config). Above it a request is
+ * refused INVALID_ARGUMENT rather than charging billions of hits (the wire types allow 2^32 - 1 and 2^64 - 1).
+ */
+export const MAX_HITS_ADDEND = 1_000_000_000;
 
 /** envoy.type.v3.RateLimitUnit (no WEEK) → domain Unit. */
 const OVERRIDE_UNITS: Readonly<Record<number, Unit>> = {
@@ -101,8 +106,10 @@ function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds, owned: 
   let hitsAddend: number | undefined;
   if (d.hitsAddend !== undefined) {
     // A present per-descriptor hits_addend overrides the request's; a present 0 checks without consuming.
-    if (d.hitsAddend > BigInt(MAX_UINT32))
-      throw invalid(`descriptors[${i}].hits_addend ${d.hitsAddend} is larger than ${MAX_UINT32}`);
+    if (d.hitsAddend > BigInt(MAX_HITS_ADDEND))
+      throw invalid(
+        `descriptors[${i}].hits_addend ${d.hitsAddend} is larger than ${MAX_HITS_ADDEND} (Envoy's bound)`,
+      );
     hitsAddend = Number(d.hitsAddend);
   }
   return { entries, limit, hitsAddend };
@@ -115,6 +122,8 @@ export function toQuery(req: RequestLike, bounds: QueryBounds, owned = false): R
   if (req.descriptors.length === 0) throw invalid("no descriptors");
   if (req.descriptors.length > bounds.maxDescriptors)
     throw invalid(`${req.descriptors.length} descriptors, more than the limit of ${bounds.maxDescriptors}`);
+  if (req.hitsAddend > MAX_HITS_ADDEND)
+    throw invalid(`hits_addend ${req.hitsAddend} is larger than ${MAX_HITS_ADDEND} (Envoy's bound)`);
   const descriptors = req.descriptors.map((d, i) => toDescriptor(d, i, bounds, owned));
   // Request-level hits_addend 0 means 1: the engine applies that, we pass it through.
   return { domain: req.domain, descriptors, hitsAddend: req.hitsAddend };

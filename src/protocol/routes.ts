@@ -5,7 +5,7 @@
 import type { RateLimitAnswer, RateLimitQuery } from "../engine/types.js";
 import { StoreError } from "../store/store.js";
 import { answerToJson, parseJsonQuery, type QueryBounds } from "./codec.js";
-import { GrpcError } from "./grpc/status.js";
+import { GrpcError, Status } from "./grpc/status.js";
 import type { HealthState } from "./health.js";
 import { type HttpReply, type Route, textReply } from "./http.js";
 
@@ -16,6 +16,8 @@ export interface RouteDeps {
   readonly metrics: { text(): Promise<string>; readonly contentType: string };
   readonly rulesText: () => readonly string[];
   readonly storeStatus: () => unknown;
+  /** A `/json` request refused for bad input (400), counted as gRPC's INVALID_ARGUMENT answers are. */
+  readonly rejected?: (reason: "invalid_argument") => void;
 }
 
 export function httpRoutes(deps: RouteDeps): Map<string, Route> {
@@ -31,7 +33,10 @@ export function httpRoutes(deps: RouteDeps): Map<string, Route> {
     try {
       answer = await deps.decide(parseJsonQuery(req.body, deps.bounds));
     } catch (err) {
-      if (err instanceof GrpcError) return textReply(400, err.message);
+      if (err instanceof GrpcError) {
+        if (err.code === Status.INVALID_ARGUMENT) deps.rejected?.("invalid_argument");
+        return textReply(400, err.message);
+      }
       if (err instanceof StoreError) return textReply(503, `rate limit store unavailable (${err.code})`);
       throw err;
     }

@@ -35,18 +35,40 @@ export interface Outcome {
   readonly retryAfterMs: number;
   /** Ms until the bucket is full again (GCRA) or the window ends (fixed window). */
   readonly resetAfterMs: number;
+  /**
+   * Set when the guard's failure policy answered instead of the store: `allow` and `deny` are the
+   * policies' fixed answers, `local` the in-process fallback's. Absent on store answers. Metrics
+   * report these as `policy_allow`, `policy_deny` and `fallback`, never as `ok` / `over_limit`.
+   */
+  readonly policy?: AnsweringPolicy;
 }
+
+/** The failure policies that answer takes themselves (`error` answers none: it fails them). */
+export type AnsweringPolicy = "allow" | "deny" | "local";
 
 /** Classified storage failure: the guard turns these into a policy decision. */
 export class StoreError extends Error {
   readonly code: string;
   readonly transient: boolean;
+  /** Counted in `tollgate_store_errors_total` already (see {@link reportOnce}). */
+  reported = false;
   constructor(message: string, options: { code: string; transient: boolean; cause?: unknown }) {
     super(message, { cause: options.cause });
     this.name = "StoreError";
     this.code = options.code;
     this.transient = options.transient;
   }
+}
+
+/**
+ * Count `err` once in the store error metric, whoever sees it first: the Redis store counts what it
+ * classifies (lease grants and refunds reach no guard), the guard what it alone sees (its deadline,
+ * an open breaker, unclassified throws), and a take failure passing through both counts once.
+ */
+export function reportOnce(err: StoreError, sink: { storeError(kind: string): void }): void {
+  if (err.reported) return;
+  err.reported = true;
+  sink.storeError(err.code);
 }
 
 export interface Store {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApp } from "../../src/app.js";
+import { StartupError, startApp } from "../../src/app.js";
 import { runCheck, runExplain } from "../../src/commands.js";
 import { ConfigError, formatProblem } from "../../src/config/errors.js";
 import { loadSettings, type SettingName } from "../../src/settings.js";
@@ -57,8 +57,10 @@ async function serve(path: string, args: readonly string[], env: Env): Promise<V
     await app.shutdown();
     return { ok: true, problems: [] };
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return { ok: false, problems: err.problems.map(formatProblem) };
+    // startApp names the step that failed; a config's problems fail the "config" step.
+    if (!(err instanceof StartupError && err.step === "config" && err.cause instanceof ConfigError))
+      throw err;
+    return { ok: false, problems: err.cause.problems.map(formatProblem) };
   }
 }
 

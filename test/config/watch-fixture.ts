@@ -5,10 +5,9 @@
 import { mkdir, mkdtemp, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { type App, startApp } from "../../src/app.js";
 import { loadSettings } from "../../src/settings.js";
+import { recordLogs } from "../helpers/logs.js";
 
 export interface TestApp {
   readonly app: App;
@@ -37,15 +36,8 @@ export async function startTestApp(config: string, args: readonly string[] = [])
     ],
     {},
   );
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString("utf8").split("\n"))
-        if (line !== "") logs.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  const app = await startApp(settings, pino({ level: settings.logLevel }, sink));
+  const { logs, logger } = recordLogs(settings.logLevel);
+  const app = await startApp(settings, logger);
   const base = `http://127.0.0.1:${app.httpAddress.port}`;
   const http = (path: string, init?: RequestInit) => fetch(base + path, init);
   return {

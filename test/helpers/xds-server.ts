@@ -46,6 +46,8 @@ export interface XdsServer {
   readonly requests: ReceivedRequest[];
   /** Streams opened so far. */
   streams(): number;
+  /** Streams open now (ended, cancelled or failed ones left out). */
+  openStreams(): number;
   /** Push a state of the world to every open stream; returns its nonce. */
   push(version: string, resources: Resources, typeUrl?: string): string;
   /** Resolves with the first request (from now on, or already received at `from`) that matches. */
@@ -136,6 +138,7 @@ export async function startXdsServer(opts: XdsServerOptions = {}): Promise<XdsSe
     port,
     requests,
     streams: () => streams,
+    openStreams: () => open.size,
     push(version, resources, typeUrl = RLS_TYPE) {
       const nonce = `n${++nonces}`;
       for (const call of open)

@@ -87,7 +87,12 @@ describe("the service over HTTP", () => {
     );
   });
 
-  it("counts gRPC calls refused for bad input in the rejected-requests metric", async () => {
+  it("counts gRPC calls and /json requests refused for bad input in the rejected-requests metric", async () => {
+    const rejected = async () => {
+      const text = await (await svc.http("/metrics")).text();
+      return Number(/tollgate_rejected_requests_total\{reason="invalid_argument"\} (\d+)/.exec(text)?.[1]);
+    };
+    const before = await rejected();
     const session = connect(`http://${svc.grpcAddress}`);
     const msg = toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, { domain: "" }));
     const frame = Buffer.alloc(5 + msg.length);
@@ -105,8 +110,11 @@ describe("the service over HTTP", () => {
     });
     session.close();
     expect(status).toBe("3");
+    expect(await rejected()).toBe(before + 1);
+    const bad = await svc.http("/json", { method: "POST", body: '{"domain":"edge","descriptors":[]}' });
+    expect(bad.status).toBe(400);
+    expect(await rejected()).toBe(before + 2);
     const text = await (await svc.http("/metrics")).text();
-    expect(text).toMatch(/tollgate_rejected_requests_total\{reason="invalid_argument"\} 1/);
     expect(text).toMatch(/tollgate_in_flight_requests 0/);
   });
 

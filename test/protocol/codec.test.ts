@@ -80,6 +80,27 @@ describe("decodeQuery", () => {
     expect(q.descriptors.map((d) => d.hitsAddend)).toEqual([0, 7, undefined]);
   });
 
+  it("accepts hits_addend up to Envoy's bound of 1e9 and refuses more, request-level and per descriptor", () => {
+    expect(decode({ domain: "d", descriptors: [one("k", "v")], hitsAddend: 1_000_000_000 }).hitsAddend).toBe(
+      1_000_000_000,
+    );
+    expect(invalid({ domain: "d", descriptors: [one("k", "v")], hitsAddend: 4_294_967_295 })).toBe(
+      "hits_addend 4294967295 is larger than 1000000000 (Envoy's bound)",
+    );
+    expect(
+      invalid({
+        domain: "d",
+        descriptors: [one("a", "b"), { ...one("k", "v"), hitsAddend: 1_000_000_001n }],
+      }),
+    ).toBe("descriptors[1].hits_addend 1000000001 is larger than 1000000000 (Envoy's bound)");
+    expect(() =>
+      parseJsonQuery(
+        '{"domain":"d","descriptors":[{"entries":[{"key":"k","value":"v"}]}],"hitsAddend":4294967295}',
+        DEFAULT_BOUNDS,
+      ),
+    ).toThrow("hits_addend 4294967295 is larger than 1000000000 (Envoy's bound)");
+  });
+
   it("decodes a limit override with its unit", () => {
     const q = decode({
       domain: "d",

@@ -4,10 +4,12 @@
  */
 import type { BreakerState } from "./breaker.js";
 
-/** The two pino methods the guard uses (a pino `Logger` fits). */
+/** The pino methods the guard uses (a pino `Logger` fits). */
 export interface GuardLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  /** The probing cycle of an outage (open ⇄ half-open). @default not logged */
+  debug?(obj: object, msg: string): void;
 }
 
 /** State events for metrics. */

@@ -41,11 +41,13 @@ export class LocalFallback {
     this.#instances = opts.instances;
   }
 
-  take(takes: readonly Take[]): Promise<Outcome[]> {
+  /** The fallback store's answers, each marked `policy: "local"` (metrics count them as `fallback`). */
+  async take(takes: readonly Take[]): Promise<Outcome[]> {
     const n = Math.max(1, Math.floor(this.#instances.count()));
-    return this.store.take(
+    const outcomes = await this.store.take(
       takes.map((t) => ({ key: t.key, cost: t.cost, policy: this.#divided(t.policy, n) })),
     );
+    return outcomes.map((o) => ({ ...o, policy: "local" }));
   }
 
   #divided(policy: Policy, n: number): Policy {

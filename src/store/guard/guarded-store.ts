@@ -5,13 +5,14 @@
  */
 import { type Clock, type FailurePolicy, systemClock } from "../../engine/types.js";
 import { systemTimers, type Timers } from "../../timers.js";
-import { type Outcome, type Store, StoreError, type Take } from "../store.js";
+import { type Outcome, reportOnce, type Store, StoreError, type Take } from "../store.js";
 import { type BreakerSettings, type BreakerState, CircuitBreaker, type Transition } from "./breaker.js";
 import { type DeadlineOptions, withDeadline } from "./deadline.js";
 import { type GuardEvents, type GuardLogger, noopGuardEvents, noopLogger } from "./events.js";
 import { type InstanceCount, LocalFallback } from "./fallback.js";
+import { OutageLog } from "./outage-log.js";
 import { allowAll, denyAll, type PolicyResolver, resolveByTakes, unavailable } from "./policy.js";
-import { describeTransition, type GuardStatus, statusOf } from "./status.js";
+import { type GuardStatus, statusOf } from "./status.js";
 
 /** Options of {@link GuardedStore}. */
 export interface GuardedStoreOptions {
@@ -35,7 +36,7 @@ export interface GuardedStoreOptions {
   readonly timers?: Timers;
   /** Jitter source, `[0, 1)`. @default Math.random */
   readonly random?: () => number;
-  /** One line per breaker transition. @default silent */
+  /** One line when the breaker opens, one when it closes, a summary a minute between (outage-log.ts). @default silent */
   readonly logger?: GuardLogger;
   /** Breaker/degraded gauges and error counts. @default none */
   readonly events?: GuardEvents;
@@ -57,6 +58,7 @@ export class GuardedStore implements Store {
   readonly #timers: Timers;
   readonly #instances: InstanceCount;
   readonly #logger: GuardLogger;
+  readonly #outageLog: OutageLog;
   readonly #events: GuardEvents;
   #lateAnswers = 0;
   /** The deadline of each operation, built once (the same for every call). */
@@ -83,6 +85,7 @@ export class GuardedStore implements Store {
     this.#policy = opts.policy ?? resolveByTakes(this.#defaultPolicy);
     this.#logger = opts.logger ?? noopLogger;
     this.#events = opts.events ?? noopGuardEvents;
+    this.#outageLog = new OutageLog({ logger: this.#logger, defaultPolicy: this.#defaultPolicy });
     this.#breaker = new CircuitBreaker({
       clock: opts.clock ?? systemClock,
       settings: opts.breaker ?? {},
@@ -105,7 +108,7 @@ export class GuardedStore implements Store {
       },
       (err: unknown) => {
         const e = asStoreError(err);
-        this.#events.storeError(e.code);
+        reportOnce(e, this.#events);
         this.#breaker.failure(permit, e);
         return this.#byPolicy(takes, e);
       },
@@ -151,7 +154,7 @@ export class GuardedStore implements Store {
       await this.#inner.ready();
     } catch (err) {
       const e = asStoreError(err);
-      this.#events.storeError(e.code);
+      reportOnce(e, this.#events);
       this.#logger.warn(
         { code: e.code, err: e.message, defaultPolicy: this.#defaultPolicy },
         "store not ready at start: serving by the failure policy until it answers",
@@ -217,9 +220,7 @@ export class GuardedStore implements Store {
   }
 
   #transitioned(t: Transition): void {
-    const line = describeTransition(t, this.#defaultPolicy);
-    if (t.to === "open") this.#logger.warn(line.fields, line.message);
-    else this.#logger.info(line.fields, line.message);
+    this.#outageLog.transitioned(t);
     this.#events.breakerState(t.to);
     const wasDegraded = t.from !== "closed";
     const isDegraded = t.to !== "closed";

@@ -31,13 +31,20 @@ export function allowAll(takes: readonly Take[]): Outcome[] {
     remaining: Math.max(0, t.policy.limit - t.cost),
     retryAfterMs: 0,
     resetAfterMs: 0,
+    policy: "allow",
   }));
 }
 
 /** `deny`: every take refused; retry after `retryAfterMs`, raised to at least one second. */
 export function denyAll(takes: readonly Take[], retryAfterMs: number): Outcome[] {
   const retry = Math.max(1_000, Math.ceil(retryAfterMs));
-  return takes.map(() => ({ allowed: false, remaining: 0, retryAfterMs: retry, resetAfterMs: retry }));
+  return takes.map(() => ({
+    allowed: false,
+    remaining: 0,
+    retryAfterMs: retry,
+    resetAfterMs: retry,
+    policy: "deny",
+  }));
 }
 
 /**

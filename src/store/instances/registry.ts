@@ -49,6 +49,8 @@ export class InstanceRegistry implements InstanceCount {
   readonly #pinned: number | undefined;
   readonly #onCount: (count: number) => void;
   #last = 1;
+  /** Whether `onCount` has been told any count yet (the first beat reports even an unchanged 1). */
+  #reported = false;
   #timer: NodeJS.Timeout | undefined;
   #inFlight: Promise<number> | undefined;
 
@@ -83,8 +85,15 @@ export class InstanceRegistry implements InstanceCount {
     return this.#inFlight;
   }
 
-  /** Beat now and every `intervalMs` (failures are kept silent: the last count stays). */
+  /**
+   * Beat now and every `intervalMs` (failures are kept silent: the last count stays). A pinned count
+   * is reported once here, as it never changes.
+   */
   start(): void {
+    if (this.#pinned !== undefined && !this.#reported) {
+      this.#reported = true;
+      this.#onCount(this.#pinned);
+    }
     if (this.#timer !== undefined || this.#pinned !== undefined) return;
     const tick = () => {
       this.beat().catch(() => {});
@@ -119,7 +128,8 @@ export class InstanceRegistry implements InstanceCount {
       );
     }
     const count = Math.max(1, card[1]);
-    if (count !== this.#last) this.#onCount(count);
+    if (count !== this.#last || !this.#reported) this.#onCount(count);
+    this.#reported = true;
     this.#last = count;
     return count;
   }

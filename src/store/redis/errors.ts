@@ -6,16 +6,20 @@
 import { StoreError } from "../store.js";
 
 /** Stable codes of Redis store errors (bounded metric label values). */
-export type RedisErrorCode =
-  | "timeout"
-  | "connection"
-  | "script"
-  | "cluster"
-  | "auth"
-  | "tls"
-  | "busy"
-  | "oom"
-  | "reply";
+export const REDIS_ERROR_CODES = [
+  "timeout",
+  "connection",
+  "script",
+  "cluster",
+  "auth",
+  "tls",
+  "busy",
+  "oom",
+  "reply",
+] as const;
+
+/** One of {@link REDIS_ERROR_CODES}. */
+export type RedisErrorCode = (typeof REDIS_ERROR_CODES)[number];
 
 interface Rule {
   readonly test: RegExp;

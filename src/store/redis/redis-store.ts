@@ -12,7 +12,7 @@
 import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
-import type { Outcome, Store, StoreError, Take } from "../store.js";
+import { type Outcome, reportOnce, type Store, type StoreError, type Take } from "../store.js";
 import { type Batch, TakeBatcher } from "./batch.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
 import { sendClusterBatches } from "./cluster-batches.js";
@@ -216,7 +216,7 @@ export class RedisStore implements Store, LeaseBackend {
       charged.map((g) =>
         this.#send(g.slot, () => this.#scripts.refund(g.takes)).catch((err: unknown) => {
           // The request is denied either way; a failed refund only under-admits until the TTL.
-          this.#metrics.storeError(classifyRedisError(err, "refund").code);
+          reportOnce(classifyRedisError(err, "refund"), this.#metrics);
         }),
       ),
     );
@@ -285,7 +285,7 @@ export class RedisStore implements Store, LeaseBackend {
 
   #fail(err: unknown, operation: string): StoreError {
     const e = classifyRedisError(err, operation);
-    this.#metrics.storeError(e.code);
+    reportOnce(e, this.#metrics);
     return e;
   }
 }

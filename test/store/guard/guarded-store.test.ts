@@ -111,7 +111,7 @@ describe("GuardedStore", () => {
     expect(guard.state).toBe("closed");
   });
 
-  it("writes exactly one log line per transition and reports state and degraded changes", async () => {
+  it("logs the outage once when it starts and once when it ends, and reports every state change", async () => {
     const { guard, inner, open, time, logs, states, degraded } = setup();
     await open();
     for (let i = 0; i < 5; i++) await guard.take([take()]);
@@ -120,7 +120,6 @@ describe("GuardedStore", () => {
     await guard.take([take()]);
     expect(logs.map((l) => [l.level, (l.obj as { breaker: string }).breaker])).toEqual([
       ["warn", "open"],
-      ["info", "half_open"],
       ["info", "closed"],
     ]);
     expect(logs[0]?.obj).toMatchObject({
@@ -128,8 +127,18 @@ describe("GuardedStore", () => {
       openMs: 1_000,
       lastError: { code: "timeout" },
     });
+    expect(logs[1]?.obj).toMatchObject({ outageMs: 1_000, failedProbes: 0, firstError: { code: "timeout" } });
     expect(states).toEqual(["open", "half_open", "closed"]);
     expect(degraded).toEqual([true, false]);
+  });
+
+  it("answers by policy with the policy named on each outcome: local fallback answers are marked local", async () => {
+    const { guard, open } = setup();
+    await open();
+    expect(await guard.take([take()])).toEqual([
+      // The three timed-out takes that opened the breaker were answered by the fallback too: 10 - 4.
+      { allowed: true, remaining: 6, retryAfterMs: 0, resetAfterMs: expect.any(Number), policy: "local" },
+    ]);
   });
 
   it("allow policy admits every take with remaining counted from the limit", async () => {
@@ -137,7 +146,7 @@ describe("GuardedStore", () => {
     await open();
     const cost3: Take = { key: "k", policy, cost: 3 };
     expect(await guard.take([cost3])).toEqual([
-      { allowed: true, remaining: 7, retryAfterMs: 0, resetAfterMs: 0 },
+      { allowed: true, remaining: 7, retryAfterMs: 0, resetAfterMs: 0, policy: "allow" },
     ]);
   });
 
@@ -146,7 +155,7 @@ describe("GuardedStore", () => {
     await open();
     await time.advance(1_500);
     expect(await guard.take([take("deny")])).toEqual([
-      { allowed: false, remaining: 0, retryAfterMs: 3_500, resetAfterMs: 3_500 },
+      { allowed: false, remaining: 0, retryAfterMs: 3_500, resetAfterMs: 3_500, policy: "deny" },
     ]);
   });
 

@@ -90,9 +90,28 @@ describe("InstanceRegistry", () => {
     expect(await pinned.beat()).toBe(3);
     expect(pinned.count()).toBe(3);
     expect(counts).toEqual([]);
+    // Reported once at start (the tollgate_instances gauge), never again.
+    pinned.start();
+    pinned.start();
+    await pinned.stop();
+    expect(counts).toEqual([3]);
   });
 
-  it("reports each new count once", async () => {
+  it("reports the first beat's count even when it is the initial 1 (a single live instance)", async () => {
+    const counts: number[] = [];
+    const alone = new InstanceRegistry({
+      redis: redis.client(),
+      id: "alone",
+      clock: clockAt(2_000_000),
+      key: "tl:v1:{instances-alone}",
+      onCount: (n) => counts.push(n),
+    });
+    expect(await alone.beat()).toBe(1);
+    await alone.beat();
+    expect(counts).toEqual([1]);
+  });
+
+  it("reports the first count and then each new count once", async () => {
     const key = "tl:v1:{instances-e}";
     const counts: number[] = [];
     const clock = clockAt(1_000_000);
@@ -108,6 +127,6 @@ describe("InstanceRegistry", () => {
     await b.beat();
     await a.beat();
     await a.beat();
-    expect(counts).toEqual([2]);
+    expect(counts).toEqual([1, 2]);
   });
 });
