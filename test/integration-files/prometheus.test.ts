@@ -20,13 +20,35 @@ async function hasPromtool(): Promise<boolean> {
 // promtool comes from Debian's `prometheus` package (.ci/run installs it); in CI its absence fails.
 const promtool = (await hasPromtool()) || process.env.CI !== undefined;
 const ALERTS = [
+  "TollgateDown",
+  "TollgateAbsent",
   "TollgateDenyRatioHigh",
   "TollgateDenyRatioAbnormallyLow",
+  "TollgateNoMatchShareHigh",
   "TollgateStoreErrors",
   "TollgateDecisionLatencyHigh",
+  "TollgateOverloaded",
   "TollgateDegraded",
   "TollgateConfigReloadFailing",
 ];
+
+/** Level-2 headings of docs/runbook.md as GitHub anchors, with each section's text. */
+async function runbookSections(): Promise<Map<string, string>> {
+  const text = await readFile(join(repo, "docs/runbook.md"), "utf8");
+  const sections = new Map<string, string>();
+  for (const part of text.split(/^## /m).slice(1)) {
+    const [title = "", ...body] = part.split("\n");
+    sections.set(
+      title
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, "")
+        .replace(/ /g, "-"),
+      body.join("\n"),
+    );
+  }
+  return sections;
+}
 
 describe("envoy/prometheus/alerts.yaml", () => {
   it.skipIf(!promtool)("passes promtool check rules (skipped only without promtool outside CI)", async () => {
@@ -43,14 +65,20 @@ describe("envoy/prometheus/alerts.yaml", () => {
     expect(stdout).toContain("SUCCESS");
   });
 
-  it("has the six operational alerts, each with a severity and a runbook pointer", async () => {
+  it("has the operational alerts, each with a severity, a for: and a runbook section that says what to do", async () => {
     const rules = asArray(at(await yamlFile(RULES), "groups", 0, "rules"), "rules").map((r) =>
       asObject(r, "rule"),
     );
     expect(rules.map((r) => r.alert)).toEqual(ALERTS);
+    const sections = await runbookSections();
+    expect([...sections.keys()]).toEqual(ALERTS.map((a) => a.toLowerCase()));
     for (const r of rules) {
       expect(["warning", "critical"]).toContain(at(r, "labels", "severity"));
-      expect(String(at(r, "annotations", "description"))).toContain("docs/operations.md#alerts");
+      expect(String(at(r, "for")), String(r.alert)).toMatch(/^\d+[mh]$/);
+      const url = String(at(r, "annotations", "runbook_url"));
+      expect(url).toBe(`docs/runbook.md#${String(r.alert).toLowerCase()}`);
+      const section = sections.get(url.split("#")[1] ?? "") ?? "";
+      for (const part of ["**Meaning.**", "**Confirm.**", "**Act.**"]) expect(section).toContain(part);
     }
   });
 
@@ -59,7 +87,8 @@ describe("envoy/prometheus/alerts.yaml", () => {
     const rules = asArray(at(await yamlFile(RULES), "groups", 0, "rules"), "rules");
     const used = new Set(rules.flatMap((r) => [...metricNames(String(at(r, "expr")))]));
     expect(used.size).toBeGreaterThan(3);
-    expect([...used].filter((n) => !defined.has(n))).toEqual([]);
+    // `up` is the series Prometheus itself writes for each scrape.
+    expect([...used].filter((n) => !defined.has(n) && n !== "up")).toEqual([]);
   });
 
   it("tests every alert in alerts.test.yaml", async () => {
