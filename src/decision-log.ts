@@ -38,9 +38,8 @@ export function decisionLog(logger: Logger, o: DecisionLogOptions): { observer: 
   const warn = rateLimited(logger, o.clock, o.everyMs ?? 60_000);
   const observer: DecisionObserver = {
     unknownDomain(q) {
-      const known = [...o.rules().domains.keys()].sort();
       warn(`unknown\0${q.domain}`, () => ({
-        fields: { domain: q.domain, configuredDomains: known.slice(0, 20) },
+        fields: { domain: q.domain, configuredDomains: [...o.rules().domains.keys()].sort().slice(0, 20) },
         message: `unknown domain ${JSON.stringify(q.domain)}: answered OK, nothing limited (check the domain of Envoy's ratelimit filter)`,
       }));
     },
