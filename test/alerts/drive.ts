@@ -2,16 +2,24 @@
 import type { Service } from "../helpers/service.js";
 import type { ScrapeRecorder } from "./scrapes.js";
 
-/** `n` steps: run `action(i)` (the traffic of that minute), then scrape. */
+/**
+ * `n` steps: run `action(i)` (the traffic of that minute), then scrape the HTTP port, and with
+ * `also.debug` the debug listener's port (`--debug-addr`) into that second recorder too.
+ */
 export async function steps(
   rec: ScrapeRecorder,
   svc: Service,
   n: number,
   action: (i: number) => Promise<unknown> = async () => {},
+  also: { readonly debug?: ScrapeRecorder } = {},
 ): Promise<void> {
   for (let i = 0; i < n; i++) {
     await action(i);
     await rec.scrape(`http://127.0.0.1:${svc.httpPort}/metrics`);
+    if (also.debug !== undefined) {
+      if (svc.debugPort === undefined) throw new Error("the service has no debug listener (--debug-addr)");
+      await also.debug.scrape(`http://127.0.0.1:${svc.debugPort}/metrics`);
+    }
   }
 }
 

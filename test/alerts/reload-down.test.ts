@@ -2,7 +2,8 @@
  * TollgateConfigReloadFailing, TollgateDown and TollgateAbsent on recorded scrapes of a real tollgate:
  * a bad config reloaded by SIGHUP (the alert fires while it stays broken, not just for a while after
  * the failure, and resolves once a good reload lands), then the process killed (scrapes fail: up 0),
- * then the target gone from discovery (no up at all).
+ * then the target gone from discovery (no up at all). The debug listener's /metrics (`--debug-addr`,
+ * the port envoyproxy/ratelimit users scrape) is recorded as a second target and must agree.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +25,7 @@ describe.skipIf(!(await hasPromtool()))("alerts on a real tollgate: reload faili
     dir = mkdtempSync(join(tmpdir(), "tollgate-alert-reload-"));
     writeFileSync(join(dir, "edge.yaml"), GOOD);
     // Reloads only by SIGHUP here (no polling), so each phase starts exactly when the test says.
-    svc = await startService({ config: dir, args: ["--reload-poll", "0s"] });
+    svc = await startService({ config: dir, args: ["--reload-poll", "0s", "--debug-addr", "127.0.0.1:0"] });
   });
   afterAll(async () => {
     await svc?.stop("SIGKILL");
@@ -38,27 +39,28 @@ describe.skipIf(!(await hasPromtool()))("alerts on a real tollgate: reload faili
     );
   };
 
-  it("fires while the config stays broken and resolves after a good reload; fires Down, then Absent", async () => {
+  it("fires while the config stays broken and resolves after a good reload; fires Down, then Absent; on both ports", async () => {
     const rec = new ScrapeRecorder(await namesAlertsRead());
-    await steps(rec, svc, 3);
+    const debug = new ScrapeRecorder(await namesAlertsRead());
+    await steps(rec, svc, 3, undefined, { debug });
     rec.mark("broken");
     await reloadTo(BAD, "FAILED");
     // Longer than any 15-minute increase() window: the alert must not resolve while still broken.
-    await steps(rec, svc, 22);
+    await steps(rec, svc, 22, undefined, { debug });
     rec.mark("fixed");
     await reloadTo(GOOD, "ok");
-    await steps(rec, svc, 4);
+    await steps(rec, svc, 4, undefined, { debug });
     rec.mark("killed");
     await svc.stop("SIGKILL");
-    await steps(rec, svc, 4);
+    await steps(rec, svc, 4, undefined, { debug });
     rec.mark("gone");
-    for (let i = 0; i < 13; i++) rec.gone();
+    for (let i = 0; i < 13; i++) for (const r of [rec, debug]) r.gone();
 
     const broken = rec.at("broken");
     const killed = rec.at("killed");
     const gone = rec.at("gone");
     const target = [{ ...TARGET }];
-    await expectAlerts(rec, [
+    const expected = [
       { alert: "TollgateConfigReloadFailing", step: broken - 1, firing: [] },
       { alert: "TollgateConfigReloadFailing", step: broken + 3, firing: [] }, // for: 5m
       { alert: "TollgateConfigReloadFailing", step: broken + 6, firing: target },
@@ -69,6 +71,8 @@ describe.skipIf(!(await hasPromtool()))("alerts on a real tollgate: reload faili
       { alert: "TollgateAbsent", step: killed + 2, firing: [] },
       { alert: "TollgateDown", step: gone + 6, firing: [] }, // no up sample left within the lookback
       { alert: "TollgateAbsent", step: gone + 12, firing: [{ job: "tollgate" }] },
-    ]);
+    ];
+    await expectAlerts(rec, expected);
+    await expectAlerts(debug, expected);
   });
 });

@@ -12,9 +12,13 @@ export interface Service {
   readonly grpcPort: number;
   readonly httpPort: number;
   readonly grpcAddress: string;
+  /** The debug listener's port (`--debug-addr`), when one was asked for. */
+  readonly debugPort: number | undefined;
   /** Every stdout/stderr line so far. */
   readonly output: string[];
   http(path: string, init?: RequestInit): Promise<Response>;
+  /** GET `path` on the debug listener (fails when there is none). */
+  debug(path: string): Promise<Response>;
   /** Resolves with the exit code. */
   readonly exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -71,18 +75,24 @@ export function startService(opts: StartServiceOptions): Promise<Service> {
       for (const line of lines) {
         output.push(line);
         if (!line.includes('"tollgate ready"')) continue;
-        const ready = JSON.parse(line) as { grpc: string; http: string };
+        const ready = JSON.parse(line) as { grpc: string; http: string; debug?: string };
         const grpcPort = Number(ready.grpc.split(":").pop());
         const httpPort = Number(ready.http.split(":").pop());
+        const debugPort = ready.debug === undefined ? undefined : Number(ready.debug.split(":").pop());
         clearTimeout(timer);
         resolve({
           proc,
           grpcPort,
           httpPort,
           grpcAddress: `127.0.0.1:${grpcPort}`,
+          debugPort,
           output,
           exited,
           http: (path, init) => fetch(`http://127.0.0.1:${httpPort}${path}`, init),
+          debug: (path) =>
+            debugPort === undefined
+              ? Promise.reject(new Error("the service has no debug listener (--debug-addr)"))
+              : fetch(`http://127.0.0.1:${debugPort}${path}`),
           async stop(signal = "SIGTERM") {
             if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
             const t = setTimeout(() => proc.kill("SIGKILL"), 10_000);

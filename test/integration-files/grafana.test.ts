@@ -16,8 +16,6 @@ const ENVOY_RATELIMIT = new Set([
   "envoy_cluster_ratelimit_error",
   "envoy_cluster_ratelimit_failure_mode_allowed",
 ]);
-/** Defined by the release work of issue 25 (`tollgate_build_info{version,node_version,transport}`). */
-const ELSEWHERE = new Set(["tollgate_build_info"]);
 
 async function dashboard(): Promise<JsonObject> {
   return asObject(JSON.parse(await readFile(join(repo, "envoy/grafana/tollgate.json"), "utf8")), "dashboard");
@@ -44,7 +42,7 @@ describe("envoy/grafana/tollgate.json", () => {
     expect(all.length).toBeGreaterThan(10);
     const unknown = all.flatMap((e) =>
       [...metricNames(e)]
-        .filter((n) => !defined.has(n) && !ENVOY_RATELIMIT.has(n) && !ELSEWHERE.has(n))
+        .filter((n) => !defined.has(n) && !ENVOY_RATELIMIT.has(n))
         .map((n) => `${n} in ${e}`),
     );
     expect(unknown).toEqual([]);

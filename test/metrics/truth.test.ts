@@ -2,9 +2,10 @@
  * Every tollgate metric reads what its help text says after a scripted scenario on a running
  * tollgate over a private redis-server: known requests in, exact values out. One `it` per metric,
  * and a last check that no tollgate metric (Node process metrics and `--workers` series aside) was
- * left without one.
+ * left without one. The debug listener (`--debug-addr`, where envoyproxy/ratelimit's users scrape)
+ * is scraped at every step too and must show the same series and values.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,6 +38,26 @@ const policyDomain = (name: string, policy: string) =>
 
 type Sample = ReturnType<typeof parseExposition>[number];
 
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/** The names TollgateMetrics defines (Node process metrics and `--workers` series aside). */
+async function definedNames(): Promise<string[]> {
+  return (await new TollgateMetrics({ processMetrics: false }).registry.getMetricsAsJSON()).map(
+    (m) => m.name,
+  );
+}
+
+/** `name{labels} value` lines of the samples of metrics named in `names`, sorted. */
+function seriesOf(samples: readonly Sample[], names: ReadonlySet<string>): string[] {
+  const base = (name: string) => name.replace(/_(bucket|count|sum)$/, "");
+  return samples
+    .filter((s) => names.has(s.name) || names.has(base(s.name)))
+    .map((s) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())} ${s.value}`)
+    .sort();
+}
+
 describe("metrics read what their help text says", () => {
   let redis: RedisServer;
   let svc: Service;
@@ -44,8 +65,14 @@ describe("metrics read what their help text says", () => {
   const covered = new Set<string>();
   let startedAt = 0;
   const snapshots = new Map<string, Sample[]>();
+  /** The debug port's /metrics, scraped right after each snapshot of the HTTP port's. */
+  const debugSnapshots = new Map<string, Sample[]>();
 
   const scrape = async () => parseExposition(await (await svc.http("/metrics")).text());
+  const snapshot = async (at: string) => {
+    snapshots.set(at, await scrape());
+    debugSnapshots.set(at, parseExposition(await (await svc.debug("/metrics")).text()));
+  };
   const post = (body: object) => svc.http("/json", { method: "POST", body: JSON.stringify(body) });
   const decide = (domain: string, entries: Record<string, string>, extra: object = {}) =>
     post({
@@ -72,13 +99,13 @@ describe("metrics read what their help text says", () => {
     svc = await startService({
       config: dir,
       store: redis.url,
-      args: ["--store-deadline", "500ms", "--reload-poll", "0s"],
+      args: ["--store-deadline", "500ms", "--reload-poll", "0s", "--debug-addr", "127.0.0.1:0"],
     });
     // At start, once the first heartbeat is in.
     await waitFor("the first heartbeat", async () =>
       (await scrape()).some((s) => s.name === "tollgate_instances" && s.value === 1),
     );
-    snapshots.set("start", await scrape());
+    await snapshot("start");
 
     // Decisions on the store.
     for (let i = 0; i < 3; i++) await decide("edge", { tenant: "acme" }); // ok, ok, over_limit
@@ -97,7 +124,7 @@ describe("metrics read what their help text says", () => {
     await waitFor("the lease return", async () =>
       (await scrape()).some((s) => s.name === "tollgate_lease_returns_total" && s.value === 1),
     );
-    snapshots.set("decided", await scrape());
+    await snapshot("decided");
 
     // A failed reload: the previous rules stay.
     writeFileSync(
@@ -108,23 +135,23 @@ describe("metrics read what their help text says", () => {
     await waitFor("the failed reload", async () =>
       (await (await svc.http("/rlconfig")).text()).includes("last reload: FAILED"),
     );
-    snapshots.set("reload failed", await scrape());
+    await snapshot("reload failed");
 
     // Redis dies: one call fails on the store and is answered by the local fallback.
     await redis.kill("SIGKILL");
     await decide("edge", { tenant: "during" });
-    snapshots.set("one error", await scrape());
+    await snapshot("one error");
     for (let i = 0; i < 6; i++) await decide("edge", { tenant: `d${i}` }); // the breaker opens at 5 failures in a row
     await decide("closed", { tenant: "x" }); // policy_deny
     await decide("open", { tenant: "x" }); // policy_allow
-    snapshots.set("outage", await scrape());
+    await snapshot("outage");
 
     await redis.restart();
     await waitFor("the breaker to close", async () => {
       await decide("edge", { tenant: "probe" });
       return (await scrape()).some((s) => s.name === "tollgate_degraded" && s.value === 0);
     });
-    snapshots.set("recovered", await scrape());
+    await snapshot("recovered");
   });
   afterAll(async () => {
     await svc?.stop();
@@ -251,10 +278,22 @@ describe("metrics read what their help text says", () => {
     expect(value("decided", "tollgate_in_flight_requests")).toBe(0);
   });
 
+  it("tollgate_build_info: 1, labelled with the package version, the Node.js version and the gRPC transport", () => {
+    const labels = { version: PACKAGE_VERSION, node_version: process.versions.node, transport: "tollgate" };
+    for (const at of ["start", "recovered"]) expect(value(at, "tollgate_build_info", labels)).toBe(1);
+    expect((snapshots.get("start") ?? []).filter((s) => s.name === "tollgate_build_info")).toHaveLength(1);
+  });
+
+  it("the debug port serves the same tollgate series with the same values at every step", async () => {
+    const names = new Set(await definedNames());
+    for (const [at, samples] of snapshots) {
+      const onHttp = seriesOf(samples, names);
+      expect(onHttp.length).toBeGreaterThan(20);
+      expect({ at, series: seriesOf(debugSnapshots.get(at) ?? [], names) }).toEqual({ at, series: onHttp });
+    }
+  });
+
   it("leaves no tollgate metric without a check here", async () => {
-    const defined = (await new TollgateMetrics({ processMetrics: false }).registry.getMetricsAsJSON()).map(
-      (m) => m.name,
-    );
-    expect(defined.filter((n) => !covered.has(n))).toEqual([]);
+    expect((await definedNames()).filter((n) => !covered.has(n))).toEqual([]);
   });
 });
