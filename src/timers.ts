@@ -1,7 +1,7 @@
 /**
  * Timers for deadlines: the store guard's (one per store call) and the gRPC call's (`grpc-timeout`,
  * which Envoy sends on every rate limit call). A deadline is a timer, not a clock read, so tests
- * inject fake timers driven by a fake clock and never sleep (see test/store/guard/fake-time.ts).
+ * inject fake timers driven by a fake clock and never sleep (see test/helpers/fake-clock.ts).
  */
 
 /** An opaque handle returned by {@link Timers.set}. */

@@ -9,14 +9,14 @@ import { breakerSettingsOf } from "../../../src/store/create.js";
 import { GuardedStore } from "../../../src/store/guard/guarded-store.js";
 import { MemoryStore } from "../../../src/store/memory/memory-store.js";
 import type { Take } from "../../../src/store/store.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 import { ControllableStore } from "./controllable-store.js";
-import { FakeTime } from "./fake-time.js";
 
 const policy: Policy = { algorithm: "gcra", limit: 10, periodMs: 60_000, burst: 10 };
 const take: Take = { key: "k", policy, cost: 1, onStoreError: "allow" };
 
 function guardWith(argv: string[]) {
-  const time = new FakeTime();
+  const time = new FakeClock();
   const inner = new ControllableStore();
   const guard = new GuardedStore({
     inner,

@@ -5,7 +5,7 @@ import {
   DEFAULT_BREAKER,
   type Transition,
 } from "../../../src/store/guard/breaker.js";
-import { FakeTime } from "./fake-time.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 
 const boom = { code: "connection", message: "ECONNREFUSED" };
 const settings: Partial<BreakerSettings> = {
@@ -20,7 +20,7 @@ const settings: Partial<BreakerSettings> = {
 };
 
 function setup(extra: Partial<BreakerSettings> = {}) {
-  const time = new FakeTime();
+  const time = new FakeClock();
   const transitions: Transition[] = [];
   const breaker = new CircuitBreaker({
     clock: time,
@@ -82,7 +82,7 @@ describe("CircuitBreaker", () => {
       fail(1);
       succeed(1);
     }
-    await time.advance(20_000);
+    await time.tick(20_000);
     fail(2);
     succeed(1);
     expect(breaker.snapshot().state).toBe("closed");
@@ -93,9 +93,9 @@ describe("CircuitBreaker", () => {
     fail(3);
     expect(breaker.acquire()).toBeUndefined();
     expect(breaker.remainingOpenMs()).toBe(1_000);
-    await time.advance(999);
+    await time.tick(999);
     expect(breaker.acquire()).toBeUndefined();
-    await time.advance(1);
+    await time.tick(1);
     const first = breaker.acquire();
     const second = breaker.acquire();
     expect(first?.probe).toBe(true);
@@ -107,7 +107,7 @@ describe("CircuitBreaker", () => {
   it("closes on a successful probe and lets every call through again", async () => {
     const { breaker, fail, time, transitions } = setup();
     fail(3);
-    await time.advance(1_000);
+    await time.tick(1_000);
     const probe = breaker.acquire();
     if (!probe) throw new Error("expected a probe");
     breaker.success(probe);
@@ -119,14 +119,14 @@ describe("CircuitBreaker", () => {
   it("reopens on a failed probe for twice as long, and starts over at the base time after closing", async () => {
     const { breaker, fail, time, transitions } = setup();
     fail(3);
-    await time.advance(1_000);
+    await time.tick(1_000);
     fail(1);
     expect(breaker.snapshot().state).toBe("open");
     expect(transitions.at(-1)).toMatchObject({ to: "open", reason: "probe_failed", openMs: 2_000 });
-    await time.advance(2_000);
+    await time.tick(2_000);
     fail(1);
     expect(transitions.at(-1)?.openMs).toBe(4_000);
-    await time.advance(4_000);
+    await time.tick(4_000);
     const probe = breaker.acquire();
     if (probe) breaker.success(probe);
     fail(3);
@@ -137,7 +137,7 @@ describe("CircuitBreaker", () => {
     const { breaker, fail, time } = setup();
     const stale = breaker.acquire();
     fail(3);
-    await time.advance(1_000);
+    await time.tick(1_000);
     if (stale) breaker.success(stale);
     expect(breaker.snapshot().state).toBe("open");
   });
@@ -158,7 +158,7 @@ describe("CircuitBreaker", () => {
     });
     fail(3);
     for (let probe = 0; probe < 8; probe++) {
-      await time.advance(breaker.remainingOpenMs());
+      await time.tick(breaker.remainingOpenMs());
       fail(1);
     }
     const opens = transitions.filter((t) => t.to === "open").map((t) => t.openMs);
@@ -168,7 +168,7 @@ describe("CircuitBreaker", () => {
   });
 
   it("caps the open time jitter included, even at the highest draw", async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const opens: number[] = [];
     const breaker = new CircuitBreaker({
       clock: time,
@@ -184,7 +184,7 @@ describe("CircuitBreaker", () => {
     };
     fail();
     for (let i = 0; i < 5; i++) {
-      await time.advance(breaker.remainingOpenMs());
+      await time.tick(breaker.remainingOpenMs());
       fail();
     }
     expect(opens[0]).toBeCloseTo(300, 0);
@@ -195,7 +195,7 @@ describe("CircuitBreaker", () => {
   it("half-opens at once when the store reports it is ready, and the probe decides", async () => {
     const { breaker, fail, time, transitions } = setup();
     fail(3);
-    await time.advance(10);
+    await time.tick(10);
     breaker.storeReady();
     expect(breaker.snapshot().state).toBe("half_open");
     expect(transitions.at(-1)).toMatchObject({ from: "open", to: "half_open", reason: "store_ready" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withDeadline } from "../../../src/store/guard/deadline.js";
 import { StoreError } from "../../../src/store/store.js";
-import { FakeTime, flush } from "./fake-time.js";
+import { FakeClock, flush } from "../../helpers/fake-clock.js";
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -15,7 +15,7 @@ function deferred<T>() {
 
 describe("withDeadline", () => {
   it("passes an answer through and cancels its timer when the call answers in time", async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const d = deferred<string>();
     const raced = withDeadline(d.promise, { ms: 10, timers: time, operation: "take" });
     d.resolve("yes");
@@ -24,11 +24,11 @@ describe("withDeadline", () => {
   });
 
   it("rejects with a transient timeout StoreError once the deadline passes", async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const raced = withDeadline(new Promise<never>(() => {}), { ms: 10, timers: time, operation: "take" });
     const seen = raced.catch((e: unknown) => e);
-    await time.advance(9);
-    await time.advance(1);
+    await time.tick(9);
+    await time.tick(1);
     const err = await seen;
     expect(err).toBeInstanceOf(StoreError);
     expect(err).toMatchObject({ code: "timeout", transient: true });
@@ -36,12 +36,12 @@ describe("withDeadline", () => {
   });
 
   it("drops a late answer, including a late rejection, and reports it as late", async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     let late = 0;
     const d = deferred<string>();
     const raced = withDeadline(d.promise, { ms: 10, timers: time, operation: "take", onLate: () => late++ });
     const seen = raced.catch((e: unknown) => (e as StoreError).code);
-    await time.advance(10);
+    await time.tick(10);
     d.reject(new Error("late failure"));
     await flush();
     expect(await seen).toBe("timeout");

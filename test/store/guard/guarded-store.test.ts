@@ -4,8 +4,8 @@ import type { BreakerState } from "../../../src/store/guard/breaker.js";
 import { GuardedStore, type GuardedStoreOptions } from "../../../src/store/guard/guarded-store.js";
 import { MemoryStore } from "../../../src/store/memory/memory-store.js";
 import { StoreError, type Take } from "../../../src/store/store.js";
+import { FakeClock, flush } from "../../helpers/fake-clock.js";
 import { ControllableStore } from "./controllable-store.js";
-import { FakeTime, flush } from "./fake-time.js";
 
 const policy: Policy = Object.freeze({ algorithm: "gcra", limit: 10, periodMs: 60_000, burst: 10 });
 
@@ -14,7 +14,7 @@ function take(onStoreError?: FailurePolicy, key = "k"): Take {
 }
 
 function setup(opts: Partial<GuardedStoreOptions> = {}) {
-  const time = new FakeTime();
+  const time = new FakeClock();
   const inner = new ControllableStore();
   const logs: { level: string; obj: object; msg: string }[] = [];
   const states: BreakerState[] = [];
@@ -43,7 +43,7 @@ function setup(opts: Partial<GuardedStoreOptions> = {}) {
   const timeout = async (t: Take = take()) => {
     inner.mode = "manual";
     const p = guard.take([t]);
-    await time.advance(10);
+    await time.tick(10);
     return p;
   };
   const open = async () => {
@@ -70,9 +70,9 @@ describe("GuardedStore", () => {
       settled = true;
       return o;
     });
-    await time.advance(9);
+    await time.tick(9);
     expect(settled).toBe(false);
-    await time.advance(1);
+    await time.tick(1);
     expect((await answer)[0]).toMatchObject({ allowed: true, remaining: 9 });
     expect(errors).toEqual(["timeout"]);
   });
@@ -100,7 +100,7 @@ describe("GuardedStore", () => {
   it("half-opens after the open time, probes once, and closes when the probe succeeds", async () => {
     const { guard, inner, open, time } = setup();
     await open();
-    await time.advance(1_000);
+    await time.tick(1_000);
     inner.mode = "manual";
     const probe = guard.take([take()]);
     expect(guard.state).toBe("half_open");
@@ -115,7 +115,7 @@ describe("GuardedStore", () => {
     const { guard, inner, open, time, logs, states, degraded } = setup();
     await open();
     for (let i = 0; i < 5; i++) await guard.take([take()]);
-    await time.advance(1_000);
+    await time.tick(1_000);
     inner.mode = "ok";
     await guard.take([take()]);
     expect(logs.map((l) => [l.level, (l.obj as { breaker: string }).breaker])).toEqual([
@@ -153,7 +153,7 @@ describe("GuardedStore", () => {
   it("deny policy refuses with the breaker's remaining open time as retry-after", async () => {
     const { guard, open, time } = setup({ breaker: { consecutiveFailures: 3, baseMs: 5_000, jitter: 0 } });
     await open();
-    await time.advance(1_500);
+    await time.tick(1_500);
     expect(await guard.take([take("deny")])).toEqual([
       { allowed: false, remaining: 0, retryAfterMs: 3_500, resetAfterMs: 3_500, policy: "deny" },
     ]);
@@ -163,7 +163,7 @@ describe("GuardedStore", () => {
     const { guard, open, time, timeout } = setup();
     expect((await timeout(take("deny")))[0]?.retryAfterMs).toBe(1_000);
     await open();
-    await time.advance(900);
+    await time.tick(900);
     expect((await guard.take([take("deny")]))[0]?.retryAfterMs).toBe(1_000);
   });
 
