@@ -34,6 +34,14 @@ const SLACK_S = OPEN_BOUND_S - DEADLINE_MS / 1000;
  */
 const STALLED_LATE_SHARE = 0.03;
 /**
+ * A service event-loop stall (seconds) in the post-recovery window past which a healthy store call
+ * may miss the deadline with no fault of the guard's: half the deadline (a loopback Redis round trip
+ * on the loaded test machine often takes the other half). With ~16 strict calls in that window, the
+ * 5% bound rounds to none, so one call delayed by such a stall failed the recovery test; a guard
+ * that did not go back to the store would miss most of them.
+ */
+const RECOVERY_STALL_S = DEADLINE_MS / 2000;
+/**
  * Flags every scenario passes. The breaker runs with its defaults (`--breaker-open 250ms`,
  * `--breaker-open-max 1s`): the recovery bound is asserted for what operators get out of the box.
  */
@@ -50,6 +58,15 @@ export const CHAOS_ARGS: readonly string[] = [
 export const OUTAGE_MS = 3500;
 /** The issue's target: decisions back on the store within 2 s of its return, with default settings. */
 export const RECOVER_WITHIN_MS = 2000;
+
+/**
+ * Store calls after recovery that may miss the deadline (and get the policy answer): 5% of `calls`;
+ * when the service's loop stalled past {@link RECOVERY_STALL_S} in the window, at least one.
+ */
+export function missedAllowed(calls: number, loopStallS: number): number {
+  const share = Math.floor(calls * 0.05);
+  return loopStallS > RECOVERY_STALL_S ? Math.max(share, Math.ceil(calls * STALLED_LATE_SHARE)) : share;
+}
 
 const sentIn = (rs: readonly Record[], from: number, to: number) =>
   rs.filter((r) => r.at >= from && r.at < to);
@@ -139,7 +156,8 @@ export function outageSuite(title: string, setup: OutageSetup): void {
       expect(strict.length).toBeGreaterThan(5);
       const missed = strict.filter((r) => r.code !== "OK");
       expect(missed.filter((r) => !followsPolicy(r.label as PolicyName, r))).toEqual([]);
-      expect(missed.length).toBeLessThanOrEqual(strict.length * 0.05);
+      expect(Number.isFinite(run.recoveryLoopStallS)).toBe(true);
+      expect(missed.length).toBeLessThanOrEqual(missedAllowed(strict.length, run.recoveryLoopStallS));
     });
 
     it("reports what it measured", () => {
@@ -152,6 +170,7 @@ export function outageSuite(title: string, setup: OutageSetup): void {
         clientLatencyOpenMs: { p50: Math.round(percentile(lat, 50)), p99: Math.round(percentile(lat, 99)) },
         serverWithin50ms: `${run.openLatency.within}/${run.openLatency.count}`,
         loopStallMs: Math.round(run.openLatency.loopStallS * 1000),
+        recoveryLoopStallMs: Math.round(run.recoveryLoopStallS * 1000),
         recoverMs: Math.round(run.recoveredAt - run.restoredAt),
       };
       console.log(`${title} measured: ${JSON.stringify(summary)}`);

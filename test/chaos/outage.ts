@@ -52,6 +52,11 @@ export interface OutageRun {
   readonly restoredAt: number;
   /** When /rlconfig first said `closed` after the restore (NaN if never within 3 s). */
   readonly recoveredAt: number;
+  /**
+   * The service's longest event-loop stall (seconds) from `recoveredAt` to the end of the load, the
+   * window of the post-recovery checks (NaN without `restore`, or if the breaker never closed).
+   */
+  readonly recoveryLoopStallS: number;
   /** Breaker state seen on /rlconfig during the outage. */
   readonly stateDuringOutage: string;
   /** Server-side decision latency over {@link OPEN_WINDOW_MS} from the breaker's opening (+100 ms). */
@@ -133,6 +138,7 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
     const stateDuringOutage = (await guardStatus(svc)).state;
     let restoredAt = Number.NaN;
     let recoveredAt = Number.NaN;
+    let recoveryLoopStallS = Number.NaN;
     if (plan.restore !== undefined) {
       await plan.restore();
       restoredAt = load.now();
@@ -140,9 +146,12 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
         if ((await guardStatus(svc)).state === "closed") recoveredAt = load.now();
         else await pause(20);
       }
+      // A scrape resets the stall maximum: the one after the load is the recovery window's own.
+      if (!Number.isNaN(recoveredAt)) await decisionHistogram(svc, le);
       await pause(300);
     }
     const records = await load.stop();
+    if (!Number.isNaN(recoveredAt)) recoveryLoopStallS = (await decisionHistogram(svc, le)).loopStallS;
     const openLatency = {
       count: h1.count - h0.count,
       within: h1.within - h0.within,
@@ -155,6 +164,7 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
       faultAt,
       restoredAt,
       recoveredAt,
+      recoveryLoopStallS,
       stateDuringOutage,
       openLatency,
       svc,
