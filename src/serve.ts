@@ -29,7 +29,7 @@ export function workerCount(settings: Settings): number | undefined {
 export async function serve(argv: readonly string[]): Promise<number> {
   const { settings, referenceEnv } = resolveSettings(argv);
   const workers = workerCount(settings);
-  const logger = createLogger(loggerOptionsOf(settings));
+  const logger = await createLogger(loggerOptionsOf(settings));
   if (referenceEnv.mapped.length + referenceEnv.ignored.length > 0)
     logger.info(referenceEnv, "envoyproxy/ratelimit environment read");
   if (workers !== undefined) {
