@@ -182,3 +182,34 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** An opaque handle returned by {@link Timers.set}. */
+export type TimerHandle = unknown;
+
+/**
+ * Injected one-shot timers, for deadlines: the store guard's (one per store call) and the gRPC call's
+ * (`grpc-timeout`, which Envoy sends on every rate limit call). A deadline is a timer, not a clock
+ * read, so tests pass the fake clock (test/helpers/fake-clock.ts), which is also a {@link Timers},
+ * and never sleep.
+ */
+export interface Timers {
+  /** Call `fn` once after `ms` milliseconds. The timer must not keep the process alive. */
+  set(fn: () => void, ms: number): TimerHandle;
+  /** Cancel a timer; cancelling a fired or cancelled one is a no-op. */
+  clear(handle: TimerHandle): void;
+}
+
+/**
+ * Node's timers, unref'ed so a pending deadline never holds the process open at shutdown. (A queue
+ * per duration in front of them was tried and removed: docs/decisions/timers.md.)
+ */
+export const systemTimers: Timers = {
+  set(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clear(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};

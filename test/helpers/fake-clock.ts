@@ -3,8 +3,7 @@
  * source ({@link Timers}), so the code under test can take it for both its clock and its deadlines
  * and a test never sleeps.
  */
-import type { Clock } from "../../src/engine/types.js";
-import type { TimerHandle, Timers } from "../../src/timers.js";
+import type { Clock, TimerHandle, Timers } from "../../src/engine/types.js";
 
 interface Pending {
   readonly id: number;

@@ -6,7 +6,7 @@
  * per request), the AbortController is created only when a handler reads `signal`, and the response
  * headers, options and trailers are frozen constants.
  */
-import { systemTimers, type TimerHandle } from "../../timers.js";
+import { systemTimers, type TimerHandle } from "../../engine/types.js";
 import { frame, UnaryReader } from "./framing.js";
 import { encodeGrpcMessage, GrpcError, Status, type StatusCode } from "./status.js";
 

@@ -3,7 +3,7 @@
  * answer (value or rejection) is dropped: nothing waits on it and no unhandled rejection escapes.
  */
 
-import type { Timers } from "../../timers.js";
+import type { Timers } from "../../engine/types.js";
 import { StoreError } from "../store.js";
 
 /** Options of {@link withDeadline}. */

@@ -3,8 +3,13 @@
  * failing store (circuit breaker), and answers failed or skipped takes by the failure policy
  * (`local` fallback, `allow`, `deny`, `error`). See docs/resilience.md.
  */
-import { type Clock, type FailurePolicy, systemClock } from "../../engine/types.js";
-import { systemTimers, type Timers } from "../../timers.js";
+import {
+  type Clock,
+  type FailurePolicy,
+  systemClock,
+  systemTimers,
+  type Timers,
+} from "../../engine/types.js";
 import { type Outcome, reportOnce, type Store, StoreError, type Take } from "../store.js";
 import { type BreakerSettings, type BreakerState, CircuitBreaker, type Transition } from "./breaker.js";
 import { type DeadlineOptions, withDeadline } from "./deadline.js";
