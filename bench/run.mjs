@@ -98,7 +98,7 @@ async function measure(opts, target, scenario, redisPids, raw) {
   // The latency run drives the same rate from few h2load processes with few streams: 16 processes
   // time-sliced on one pinned core, each bursting up to 32 streams per --rps tick, measured their
   // own scheduling (raw node:http2 p99 28.5 ms at 24k req/s with 16 × 32, 0.55 ms with 1 × 8;
-  // bench/RESULTS.md). Each round keeps its first `halfConnections` request bodies.
+  // bench/history/2026-12.md, "Latency run"). Each round keeps its first `halfConnections` request bodies.
   const half = await load({
     ...base,
     streams: opts.halfStreams,

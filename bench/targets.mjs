@@ -54,7 +54,7 @@ export async function startBaseline(name, script, nodeArgs = [], scriptArgs = []
   return { name, pid: child.pid, grpcPort: port, stop: stopChild(child) };
 }
 
-/** The V8 flag tollgate ships with (Dockerfile, npm start); see bench/RESULTS.md. */
+/** The V8 flag tollgate ships with (Dockerfile, npm start); see bench/history/2026-12.md, "Young generation". */
 export const SEMI_SPACE = "--max-semi-space-size=64";
 
 /**

@@ -2,12 +2,13 @@
  * A histogram for the hot path that prom-client's Registry serves and aggregates like its own.
  *
  * prom-client's `Histogram.observe` builds a closure, a label/value pair and a label hash on every
- * call (~0.3 µs here, 2% of a whole in-process decision under load). Here a series is a plain object
- * whose `observe` is a bucket search and three additions; the series of one label set is created once
- * (`labels()`), the unlabelled one up front. At scrape time `get` / `getForPromString` produce the same
- * values, in the same shape and order, as prom-client's Histogram (cumulative `_bucket` per bound,
- * `+Inf`, `_sum`, `_count`), so the text format, `getMetricsAsJSON` and `AggregatorRegistry.aggregate`
- * (--workers) treat it as a histogram; a test compares both outputs for the same observations.
+ * call (2% of a whole in-process decision under load: docs/decisions/histogram.md). Here a series is a
+ * plain object whose `observe` is a bucket search and three additions; the series of one label set is
+ * created once (`labels()`), the unlabelled one up front. At scrape time `get` / `getForPromString`
+ * produce the same values, in the same shape and order, as prom-client's Histogram (cumulative
+ * `_bucket` per bound, `+Inf`, `_sum`, `_count`), so the text format, `getMetricsAsJSON` and
+ * `AggregatorRegistry.aggregate` (--workers) treat it as a histogram; a test compares both outputs for
+ * the same observations.
  */
 import type { Metric, Registry } from "prom-client";
 

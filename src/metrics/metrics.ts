@@ -74,8 +74,9 @@ const N = RESULTS.length;
 
 /**
  * Unflushed counts of one domain/rule pair: decisions per result at `[i]`, hits per result at
- * `[N + i]`. prom-client hashes label objects on every `inc` (~0.3 µs), so the hot path adds to
- * this array and the counters catch up when scraped (see `flush`).
+ * `[N + i]`. prom-client hashes label objects on every `inc` (as in `observe`:
+ * docs/decisions/histogram.md), so the hot path adds to this array and the counters catch up when
+ * scraped (see `flush`).
  */
 interface RuleSeries {
   readonly domain: string;

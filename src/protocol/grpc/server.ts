@@ -9,7 +9,7 @@
  * Two HTTP/2 implementations carry it, with the same behaviour (test/protocol/grpc runs on both):
  * tollgate's own (protocol/h2, the default: a request is a small record and a turn's answers leave in
  * one socket write) and node:http2 (a Duplex stream, header objects and several events per request;
- * the own one costs a quarter to a third of its CPU per call, bench/RESULTS.md "Own HTTP/2 transport").
+ * the own one costs a quarter to a third of its CPU per call: docs/decisions/http2-transport.md).
  *
  * Why not @grpc/grpc-js: issue 2 measured it at ~55-60% of the raw node:http2 ceiling.
  */
@@ -49,7 +49,7 @@ export interface GrpcServerOptions {
   /**
    * `tollgate`: the own HTTP/2 connection of protocol/h2 (default); `node`: node:http2. Same
    * behaviour (test/protocol/grpc runs its conformance tests on both); the own one costs a quarter to
-   * a third of the CPU per call (bench/RESULTS.md).
+   * a third of the CPU per call (docs/decisions/http2-transport.md).
    */
   readonly transport?: GrpcTransport;
   /** Call accounting for metrics (`tollgate_in_flight_requests`, `tollgate_rejected_requests_total`). */

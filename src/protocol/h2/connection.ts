@@ -4,7 +4,7 @@
  * trailers. No server push, no priorities (PRIORITY is read and ignored), no HTTP/1 upgrade.
  *
  * Why not node:http2: it builds a Duplex stream, a header object round trip and several events and
- * ticks per request; bench/RESULTS.md ("Own HTTP/2 transport") has the profile. Here a request is a
+ * ticks per request (docs/decisions/http2-transport.md has the measurements). Here a request is a
  * small record, its frames are parsed straight from the socket's chunks, and every answer of a turn
  * is written into one buffer that goes out in one socket write (at `setImmediate`, the point where
  * node:http2 writes too).

@@ -9,8 +9,8 @@
  * hit instead of the delete and re-insert a strict LRU pays on every hit; writes update the entry in
  * place. Eviction drops the first entry. Not lru-cache: it preallocates arrays of `maxBuckets` slots
  * and refills all of them whenever its last entry is deleted, so with the 1,000,000 default every
- * request of a quiet service whose buckets had expired paid ~3 ms per descriptor (bench/RESULTS.md,
- * "Latency at low load"). Memory follows the live buckets, not the bound.
+ * request of a quiet service whose buckets had expired paid milliseconds per descriptor
+ * (docs/decisions/bucket-table.md). Memory follows the live buckets, not the bound.
  *
  * Expiry is checked here, exactly (`nowMs >= expiresAtMs` is absent, as a Redis key whose PX ran
  * out). The sweep that frees expired entries runs from the request path at most once per
