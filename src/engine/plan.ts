@@ -140,8 +140,9 @@ export class Planner {
     // and a present 0 checks the buckets without consuming.
     const cost = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
     const onStoreError = matched?.onStoreError ?? domain.onStoreError;
-    // Plans are written out as literals of one shape: object spread is slow on the hot path (over
-    // 1 µs per spread on Node 20 here, bench/RESULTS.md) and mixed shapes make later reads polymorphic.
+    // Plans are written out as literals of one shape: object spread is slow on the hot path (it was
+    // a quarter of CPU: bench/history/2026-12.md, "Profile") and mixed shapes make later reads
+    // polymorphic.
     if (d.limit) {
       // A request-supplied override replaces the configured limit whenever the domain exists (matched
       // or not); as in envoyproxy/ratelimit it is never in shadow mode, never sharded.

@@ -1,7 +1,7 @@
 /**
  * The hot-path decoder of `RateLimitRequest`: reads the wire format straight into plain values, the
- * twin of response-wire.ts. The reflective protobuf-es `fromBinary` cost ~12-20 µs for the
- * three-descriptor benchmark request (a third of a whole decision); this is a small fraction of that.
+ * twin of response-wire.ts. The reflective protobuf-es `fromBinary` cost several times as much
+ * (docs/decisions/protobuf-wire-codecs.md).
  *
  * Semantics are protobuf's (and `fromBinary`'s, a test keeps the two in agreement): fields in any
  * order; a repeated scalar occurrence replaces the earlier one, a repeated message occurrence merges

@@ -1,12 +1,11 @@
 /**
  * The hot-path encoder of `RateLimitResponse`: writes the wire format straight from a domain
  * `RateLimitAnswer` into one exactly-sized Buffer (a size pass, then a write pass), optionally after
- * room for the gRPC frame header so the framed message is written once. The reflective
- * protobuf-es `create` + `toBinary` costs ~15 µs for a two-descriptor answer with three headers,
- * BinaryWriter ~8 µs; this is a small fraction of that. The bytes are identical to
- * `toBinary(RateLimitResponseSchema, toResponse(answer))`: proto3 implicit presence (zero scalars and
- * empty strings omitted), message fields written when present even if empty, fields in number order.
- * A test keeps the two byte-equal.
+ * room for the gRPC frame header so the framed message is written once. The reflective protobuf-es
+ * `create` + `toBinary` cost several times as much (docs/decisions/protobuf-wire-codecs.md). The bytes
+ * are identical to `toBinary(RateLimitResponseSchema, toResponse(answer))`: proto3 implicit presence
+ * (zero scalars and empty strings omitted), message fields written when present even if empty, fields
+ * in number order. A test keeps the two byte-equal.
  *
  * Field numbers (envoy/service/ratelimit/v3/rls.proto, envoy/config/core/v3/base.proto,
  * google/protobuf/duration.proto), as `(number << 3) | wire type` tags:

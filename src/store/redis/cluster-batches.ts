@@ -4,7 +4,7 @@
  * the master of its slot, which follows MOVED and ASK and retries TRYAGAIN for it as for any command
  * of its own. No Pipeline object: building one per master and turn (ioredis copies
  * the client's defined commands onto it and checks every command's keys) and its generic argument
- * encoding were the largest client cost in the cluster profile (bench/RESULTS.md).
+ * encoding were the largest client cost in the cluster profile (docs/decisions/resp-writer.md).
  *
  * A batch a node refused with CLUSTERDOWN ran nowhere either: during a planned failover a master
  * that takes no part in it can see the moved slots unowned for a few milliseconds (it heard the old

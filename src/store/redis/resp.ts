@@ -8,8 +8,8 @@ import { utf8Length } from "../../utf8.js";
 /**
  * An EVALSHA whose RESP bytes are written here, in one buffer: a merged call carries ~15 arguments per
  * request, and ioredis' generic path (flattening the argument list, stringifying numbers, measuring
- * and concatenating each argument into one string, then UTF-8 encoding it) was ~9% of a decision's
- * CPU on one node (bench/RESULTS.md). The reply is parsed and delivered by ioredis as for any command.
+ * and concatenating each argument into one string, then UTF-8 encoding it) cost twice as much
+ * client CPU (docs/decisions/resp-writer.md). The reply is parsed and delivered by ioredis as for any command.
  */
 export class EncodedCommand extends Command {
   readonly #bytes: Buffer;

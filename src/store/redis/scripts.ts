@@ -33,7 +33,7 @@ const SCRIPTS = {
 // keeps a fixed `numberOfKeys` of 1 (its first argument
 // is its key) and rides the auto-pipeline. Few commands are defined on purpose: ioredis copies every
 // defined command onto each Pipeline it builds (auto-pipelines included), and the 66 fixed-key-count
-// commands defined before merged calls were ~7% of the cluster profile (bench/RESULTS.md).
+// commands defined before merged calls were ~7% of the cluster profile (bench/history/2026-12.md).
 declare module "ioredis" {
   interface RedisCommander<Context> {
     /** gcra.lua / fixed_window.lua / refund.lua / lease.lua: key count, keys, argv. */
