@@ -1,5 +1,5 @@
 /**
- * The one storage port. It speaks domain types only (see ARCHITECTURE.md, "Seams").
+ * The one storage port. It speaks domain types only (see docs/architecture.md, "Seams").
  */
 import type { FailurePolicy, LeaseOptions, Policy } from "../engine/types.js";
 
