@@ -18,6 +18,12 @@
  *
  * Errors: a connection error sends GOAWAY with its code and ends the connection; a stream error
  * resets that stream (RST_STREAM). Either is reported to `onError` and never throws out.
+ *
+ * Stream states (RFC 9113 §5.1): an answer sent before the client finished sending leaves the stream
+ * half-closed (local): it stays open here, its frames are still checked (flow control, content-length,
+ * trailers), its DATA is dropped, and once the client has sent half a window more it is asked to stop
+ * (RST_STREAM NO_ERROR, §8.1). Closed streams go to a bounded record (history.ts) that decides what a
+ * late frame on them gets.
  */
 import type { Socket } from "node:net";
 import { MAX_HEADER_LIST, MAX_HEADER_PAIRS, RequestFields } from "./fields.js";
@@ -57,6 +63,7 @@ import {
   STREAM_CLOSED,
   WINDOW_UPDATE,
 } from "./frames.js";
+import { type ClosedFate, closedStreamAction, DEFAULT_STREAM_HISTORY, StreamHistory } from "./history.js";
 import { HpackDecoder, HpackError } from "./hpack.js";
 import { H2Stream, type StreamOwner } from "./stream.js";
 import { FrameWriter } from "./writer.js";
@@ -69,6 +76,8 @@ export interface H2ConnectionOptions {
   readonly onStream: (stream: H2Stream) => void;
   /** Connection and stream errors of the peer (the connection or stream is cut; nothing throws). */
   readonly onError: (err: unknown, where: "session" | "stream") => void;
+  /** Closed streams remembered (a power of two; see history.ts). @default DEFAULT_STREAM_HISTORY */
+  readonly streamHistory?: number;
 }
 
 /** Largest header block (HEADERS + CONTINUATION) accepted: past it the connection ends. */
@@ -80,6 +89,8 @@ const MAX_BLOCK_FRAMES = 64;
 /** Our connection receive window, announced at the start and kept topped up. */
 const CONNECTION_WINDOW = 1 << 30;
 const EMPTY = Buffer.alloc(0);
+/** Not a wire flag (those are 8 bits): a HEADERS frame whose priority names its own stream. */
+const SELF_DEPENDENT = 0x100;
 /** HPACK dynamic table size update to 0 (RFC 7541 §6.3). */
 const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 
@@ -91,6 +102,7 @@ export class H2Connection implements StreamOwner {
   readonly #opts: H2ConnectionOptions;
   readonly #decoder = new HpackDecoder(4096);
   readonly #streams = new Map<number, H2Stream>();
+  readonly #history: StreamHistory;
   #input: Buffer | undefined = undefined;
   #prefaceSeen = false;
   #settingsSeen = false;
@@ -121,6 +133,7 @@ export class H2Connection implements StreamOwner {
     this.#socket = socket;
     this.#w = new FrameWriter(socket);
     this.#opts = opts;
+    this.#history = new StreamHistory(opts.streamHistory ?? DEFAULT_STREAM_HISTORY);
     this.remoteAddress = socket.remoteAddress;
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
@@ -164,6 +177,7 @@ export class H2Connection implements StreamOwner {
       this.#goingAway = true;
       this.#goaway(NO_ERROR);
     }
+    this.#stopUploads();
     if (this.#streams.size === 0) this.#end();
   }
 
@@ -239,9 +253,9 @@ export class H2Connection implements StreamOwner {
       case RST_STREAM: {
         if (id === 0) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on stream 0");
         if (end - start !== 4) throw new H2Error(FRAME_SIZE_ERROR, "RST_STREAM must be 4 bytes");
-        if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
+        if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
         const s = this.#streams.get(id);
-        if (s !== undefined) this.#closeStream(s);
+        if (s !== undefined) this.#closeStream(s, "reset-received");
         return;
       }
       case SETTINGS:
@@ -259,6 +273,7 @@ export class H2Connection implements StreamOwner {
         if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "GOAWAY on a stream");
         if (end - start < 8) throw new H2Error(FRAME_SIZE_ERROR, "GOAWAY shorter than 8 bytes");
         this.#peerEnded = true;
+        this.#stopUploads();
         if (this.#streams.size === 0) this.close();
         return;
       case WINDOW_UPDATE:
@@ -266,13 +281,13 @@ export class H2Connection implements StreamOwner {
         return;
       case PUSH_PROMISE:
         throw new H2Error(PROTOCOL_ERROR, "a client must not send PUSH_PROMISE");
-      case PRIORITY: {
-        // Read and ignored (RFC 9113 deprecates the scheme); only its shape is checked.
+      case PRIORITY:
+        // Read and ignored (RFC 9113 deprecates the scheme); only its shape is checked, in any state.
         if (id === 0) throw new H2Error(PROTOCOL_ERROR, "PRIORITY on stream 0");
-        const open = this.#streams.get(id);
-        if (end - start !== 5 && open !== undefined) this.#reset(open, FRAME_SIZE_ERROR);
+        if (end - start !== 5) this.#streamError(id, FRAME_SIZE_ERROR, "PRIORITY frame not 5 bytes");
+        else if ((buf.readUInt32BE(start) & 0x7fffffff) === id)
+          this.#streamError(id, PROTOCOL_ERROR, "PRIORITY: a stream cannot depend on itself");
         return;
-      }
       default:
         return; // unknown frame types are ignored
     }
@@ -281,6 +296,16 @@ export class H2Connection implements StreamOwner {
   #data(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     if (id === 0) throw new H2Error(PROTOCOL_ERROR, "DATA on stream 0");
     this.activity++;
+    let from = start;
+    let to = end;
+    if ((flags & FLAG_PADDED) !== 0) {
+      // Checked first: a frame-level error whatever the stream's state (RFC 9113 §6.1).
+      if (end === start) throw new H2Error(PROTOCOL_ERROR, "PADDED DATA without a pad length");
+      const pad = buf[start] as number;
+      from = start + 1;
+      to = end - pad;
+      if (to < from) throw new H2Error(PROTOCOL_ERROR, "DATA padding longer than the frame");
+    }
     const size = end - start;
     this.#recvWindow -= size;
     if (this.#recvWindow < 0) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
@@ -291,8 +316,9 @@ export class H2Connection implements StreamOwner {
     }
     const s = this.#streams.get(id);
     if (s === undefined) {
-      if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "DATA on an idle stream");
-      return; // a stream closed (answered or reset) while the client was still sending
+      if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "DATA on an idle stream");
+      this.#notOpen(DATA, id);
+      return;
     }
     if (s.remoteEnded) {
       this.#reset(s, STREAM_CLOSED);
@@ -303,17 +329,20 @@ export class H2Connection implements StreamOwner {
       this.#reset(s, FLOW_CONTROL_ERROR);
       return;
     }
-    let from = start;
-    let to = end;
-    if ((flags & FLAG_PADDED) !== 0) {
-      if (end === start) throw new H2Error(PROTOCOL_ERROR, "PADDED DATA without a pad length");
-      const pad = buf[start] as number;
-      from = start + 1;
-      to = end - pad;
-      if (to < from) throw new H2Error(PROTOCOL_ERROR, "DATA padding longer than the frame");
-    }
     const ended = (flags & FLAG_END_STREAM) !== 0;
+    if (s.contentLeft >= 0) {
+      s.contentLeft -= to - from;
+      if (s.contentLeft < 0 || (ended && s.contentLeft !== 0)) {
+        this.#reset(s, PROTOCOL_ERROR, "DATA does not add up to the request's content-length");
+        return;
+      }
+    }
     if (!ended && s.recvWindow < DEFAULT_WINDOW / 2) {
+      if (s.localEnded) {
+        // Answered already: rather than take another window of DATA to drop, ask the client to stop.
+        this.#stopUpload(s);
+        return;
+      }
       this.#w.frameHeader(4, WINDOW_UPDATE, 0, id);
       this.#w.u32(DEFAULT_WINDOW - s.recvWindow);
       s.recvWindow = DEFAULT_WINDOW;
@@ -333,14 +362,18 @@ export class H2Connection implements StreamOwner {
       from++;
       to -= pad;
     }
-    if ((flags & FLAG_PRIORITY) !== 0) from += 5;
+    let blockFlags = flags;
+    if ((flags & FLAG_PRIORITY) !== 0) {
+      if (to - from >= 5 && (buf.readUInt32BE(from) & 0x7fffffff) === id) blockFlags |= SELF_DEPENDENT;
+      from += 5;
+    }
     if (to < from) throw new H2Error(PROTOCOL_ERROR, "HEADERS padding longer than the frame");
     if ((flags & FLAG_END_HEADERS) !== 0) {
-      this.#headerBlock(flags, id, buf, from, to);
+      this.#headerBlock(blockFlags, id, buf, from, to);
       return;
     }
     this.#blockStream = id;
-    this.#blockFlags = flags;
+    this.#blockFlags = blockFlags;
     this.#blockParts = [Buffer.from(buf.subarray(from, to))];
     this.#blockBytes = to - from;
     this.#blockFrames = 1;
@@ -377,23 +410,32 @@ export class H2Connection implements StreamOwner {
     const open = this.#streams.get(id);
     if (open !== undefined) {
       // Trailers: they must end the stream. Their fields mean nothing to a unary call.
-      if (open.remoteEnded) {
-        this.#reset(open, STREAM_CLOSED);
-        return;
-      }
-      if (!ended) {
-        this.#reset(open, PROTOCOL_ERROR);
-        return;
-      }
-      this.#remoteEnd(open);
+      if (open.remoteEnded) this.#reset(open, STREAM_CLOSED, "HEADERS after the request's END_STREAM");
+      else if (!ended) this.#reset(open, PROTOCOL_ERROR, "trailers without END_STREAM");
+      else if ((flags & SELF_DEPENDENT) !== 0) this.#reset(open, PROTOCOL_ERROR, "stream depends on itself");
+      else if (request.trailersProblem() !== "")
+        this.#reset(open, PROTOCOL_ERROR, `malformed trailers: ${request.trailersProblem()}`);
+      else if (open.contentLeft > 0)
+        this.#reset(open, PROTOCOL_ERROR, "DATA does not add up to the request's content-length");
+      else this.#remoteEnd(open);
       return;
     }
-    // A stream we closed (answered early, reset, refused): frames already on their way are ignored.
-    if (id <= this.#lastStreamId) return;
     if ((id & 1) === 0) throw new H2Error(PROTOCOL_ERROR, `client stream ${id} has an even id`);
+    if (id <= this.#lastStreamId) {
+      this.#notOpen(HEADERS, id);
+      return;
+    }
     this.#lastStreamId = id;
+    this.#history.opened(id);
     if (this.#goingAway || this.#peerEnded || this.#streams.size >= MAX_STREAMS) {
       this.#resetId(id, REFUSED_STREAM);
+      this.#history.closed(id, "reset-sent");
+      return;
+    }
+    if ((flags & SELF_DEPENDENT) !== 0) {
+      this.#opts.onError(new H2Error(PROTOCOL_ERROR, `stream ${id} depends on itself`), "stream");
+      this.#resetId(id, PROTOCOL_ERROR);
+      this.#history.closed(id, "reset-sent");
       return;
     }
     const fields = request.fields;
@@ -407,23 +449,70 @@ export class H2Connection implements StreamOwner {
       this.#reset(s, ENHANCE_YOUR_CALM);
       return;
     }
-    if (request.malformed !== "" || fields[":method"] === undefined || fields[":path"] === undefined) {
-      this.#opts.onError(
-        new H2Error(PROTOCOL_ERROR, `malformed request: ${request.malformed || "no :method or :path"}`),
-        "stream",
-      );
-      this.#resetId(id, PROTOCOL_ERROR);
-      this.#closeStream(s);
+    const problem = request.requestProblem();
+    if (problem !== "") {
+      this.#reset(s, PROTOCOL_ERROR, `malformed request: ${problem}`);
       return;
     }
-    if (ended) s.remoteEnded = true;
+    s.contentLeft = request.contentLength;
+    if (ended) {
+      if (s.contentLeft > 0) {
+        this.#reset(s, PROTOCOL_ERROR, "END_STREAM before the request's content-length");
+        return;
+      }
+      s.remoteEnded = true;
+    }
     this.#opts.onStream(s);
     if (ended && !s.isClosed) s.handler?.run();
   }
 
   #remoteEnd(s: H2Stream): void {
     s.remoteEnded = true;
-    s.handler?.run();
+    if (s.localEnded) this.#closeStream(s, "ended");
+    else s.handler?.run();
+  }
+
+  /** Stream `id` is idle: above the highest the client opened, or even (we never push). */
+  #idle(id: number): boolean {
+    return id > this.#lastStreamId || (id & 1) === 0;
+  }
+
+  /** DATA or HEADERS on a client stream that is closed or was never opened (history.ts says how). */
+  #notOpen(type: typeof DATA | typeof HEADERS, id: number): void {
+    const fate = this.#history.fate(id);
+    const action = closedStreamAction(type, fate);
+    if (action === "ignore") return;
+    const what = `${type === DATA ? "DATA" : "HEADERS"} on stream ${id}`;
+    if (action === "reset-stream-closed") {
+      this.#opts.onError(new H2Error(STREAM_CLOSED, `${what} after the client reset it`), "stream");
+      this.#resetId(id, STREAM_CLOSED);
+      this.#history.closed(id, "reset-sent");
+      return;
+    }
+    if (action === "connection-protocol-error")
+      throw new H2Error(PROTOCOL_ERROR, `${what}, below the last opened stream ${this.#lastStreamId}`);
+    throw new H2Error(
+      STREAM_CLOSED,
+      fate === "ended" ? `${what} after its END_STREAM` : `${what}, which was never opened`,
+    );
+  }
+
+  /**
+   * A stream error on `id` in whatever state it is: an open stream is reset; a closed one gets
+   * RST_STREAM unless we reset it already; an idle one cannot take RST_STREAM (RFC 9113 §6.4), so the
+   * connection ends with `code`.
+   */
+  #streamError(id: number, code: number, why: string): void {
+    const s = this.#streams.get(id);
+    if (s !== undefined) {
+      this.#reset(s, code, why);
+      return;
+    }
+    if (this.#idle(id)) throw new H2Error(code, `${why} (idle stream ${id})`);
+    if (this.#history.fate(id) === "reset-sent") return;
+    this.#opts.onError(new H2Error(code, `${why} (stream ${id})`), "stream");
+    this.#resetId(id, code);
+    this.#history.closed(id, "reset-sent");
   }
 
   #settings(flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -474,8 +563,8 @@ export class H2Connection implements StreamOwner {
     }
     const s = this.#streams.get(id);
     if (s === undefined) {
-      if (id > this.#lastStreamId) throw new H2Error(PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream");
-      return;
+      if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream");
+      return; // closed: it may have crossed our END_STREAM or RST_STREAM
     }
     if (increment === 0) {
       this.#reset(s, PROTOCOL_ERROR);
@@ -565,10 +654,21 @@ export class H2Connection implements StreamOwner {
     this.#reset(s, code);
   }
 
-  #reset(s: H2Stream, code: number): void {
-    this.#opts.onError(new H2Error(code, `stream ${s.id} reset (code ${code})`), "stream");
+  #reset(s: H2Stream, code: number, why = `code ${code}`): void {
+    this.#opts.onError(new H2Error(code, `stream ${s.id} reset: ${why}`), "stream");
     this.#resetId(s.id, code);
-    this.#closeStream(s);
+    this.#closeStream(s, "reset-sent");
+  }
+
+  /** RST_STREAM NO_ERROR on a stream we answered while the client was still sending (RFC 9113 §8.1). */
+  #stopUpload(s: H2Stream): void {
+    this.#resetId(s.id, NO_ERROR);
+    this.#closeStream(s, "reset-sent");
+  }
+
+  /** Going away: answered streams whose client is still sending are stopped rather than waited for. */
+  #stopUploads(): void {
+    for (const s of this.#streams.values()) if (s.localEnded) this.#stopUpload(s);
   }
 
   #resetId(id: number, code: number): void {
@@ -633,16 +733,22 @@ export class H2Connection implements StreamOwner {
 
   #localEnd(s: H2Stream): void {
     s.localEnded = true;
-    if (!s.remoteEnded) {
-      // Answered before the client finished sending: tell it to stop (RFC 9113 §8.1).
-      this.#resetId(s.id, NO_ERROR);
+    if (s.remoteEnded) {
+      this.#closeStream(s, "ended");
+      return;
     }
-    this.#closeStream(s);
+    // Answered before the client finished sending: half-closed (local). The call is over; the stream
+    // stays open to check what the client still sends (see the file comment).
+    const handler = s.handler;
+    s.handler = undefined;
+    handler?.closed();
+    if (this.#goingAway || this.#peerEnded) this.#stopUpload(s);
   }
 
-  #closeStream(s: H2Stream): void {
+  #closeStream(s: H2Stream, fate: ClosedFate): void {
     if (s.isClosed) return;
     s.isClosed = true;
+    this.#history.closed(s.id, fate);
     s.pending = undefined;
     s.pendingTrailers = undefined;
     if (s.queued) {

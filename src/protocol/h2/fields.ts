@@ -29,8 +29,12 @@ export class RequestFields {
   /** Fields and octets (name + value + 32 each) of the block, counted past the bounds too. */
   count = 0;
   bytes = 0;
-  /** Why the block is a malformed request ("" when it is not). */
+  /** Why the block is a malformed request ("" when it is not): checked field by field. */
   malformed = "";
+  /** `content-length` as a number, -1 without one (a malformed value makes the block malformed). */
+  contentLength = -1;
+  /** Pseudo-header fields in the block (none are allowed in trailers). */
+  pseudo = 0;
   #regularSeen = false;
   /** Regular field names already checked (lower-case, not connection-specific); bounded. */
   readonly #goodNames = new Set<string>();
@@ -41,7 +45,37 @@ export class RequestFields {
     this.count = 0;
     this.bytes = 0;
     this.malformed = "";
+    this.contentLength = -1;
+    this.pseudo = 0;
     this.#regularSeen = false;
+  }
+
+  /**
+   * Why the block, as a request's headers, is malformed (RFC 9113 §8.3.1), "" when it is not: the
+   * field-level problems, then the pseudo-headers a request must carry (`:method`; `:scheme` and a
+   * non-empty `:path` unless CONNECT, which carries `:authority` and neither of them).
+   */
+  requestProblem(): string {
+    if (this.malformed !== "") return this.malformed;
+    const f = this.fields;
+    const method = f[":method"];
+    if (method === undefined) return "no :method";
+    if (method === "CONNECT") {
+      if (f[":scheme"] !== undefined || f[":path"] !== undefined) return "CONNECT with :scheme or :path";
+      return f[":authority"] === undefined ? "CONNECT without :authority" : "";
+    }
+    if (f[":scheme"] === undefined) return "no :scheme";
+    const path = f[":path"];
+    if (path === undefined || path === "") return path === undefined ? "no :path" : "empty :path";
+    if (path.charCodeAt(0) !== 0x2f && !(path === "*" && method === "OPTIONS"))
+      return `:path ${JSON.stringify(path.slice(0, 64))} is neither absolute nor *`;
+    return "";
+  }
+
+  /** Why the block, as trailers, is malformed (RFC 9113 §8.1): "" when it is not. */
+  trailersProblem(): string {
+    if (this.pseudo > 0) return "pseudo-header in trailers";
+    return this.malformed;
   }
 
   /** One decoded field (the HPACK decoder's callback). */
@@ -51,6 +85,7 @@ export class RequestFields {
     if (this.bytes > MAX_HEADER_LIST || this.count > MAX_HEADER_PAIRS) return;
     const fields = this.fields;
     if (name.charCodeAt(0) === 0x3a) {
+      this.pseudo++;
       if (this.#regularSeen) this.malformed ||= `pseudo-header ${name} after regular fields`;
       else if (!REQUEST_PSEUDO.has(name)) this.malformed ||= `unknown pseudo-header ${name}`;
       else if (fields[name] !== undefined) this.malformed ||= `repeated ${name}`;
@@ -58,11 +93,21 @@ export class RequestFields {
       this.#regularSeen = true;
       if (!this.#goodNames.has(name)) this.#checkName(name);
       if (name === "te" && value !== "trailers") this.malformed ||= `te: ${value}`;
+      else if (name === "content-length") this.#contentLength(value);
     }
     const prev = fields[name];
     if (prev === undefined) fields[name] = value;
     else fields[name] = `${prev}${name === "cookie" ? "; " : ", "}${value}`;
   };
+
+  /** RFC 9110 §8.6: digits only; a repeated field must repeat the same value. */
+  #contentLength(value: string): void {
+    const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
+    if (n < 0) this.malformed ||= `content-length ${JSON.stringify(value.slice(0, 32))}`;
+    else if (this.contentLength >= 0 && this.contentLength !== n)
+      this.malformed ||= "conflicting content-length";
+    else this.contentLength = n;
+  }
 
   #checkName(name: string): void {
     for (let i = 0; i < name.length; i++) {

@@ -8,7 +8,11 @@ export interface StreamHandler {
   push(chunk: Buffer): void;
   /** The client ended its side (END_STREAM). */
   run(): void;
-  /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
+  /**
+   * The stream is gone for the call: answered (even while the client is still sending: the connection
+   * then keeps the half-closed stream itself and drops the rest), reset by either side, or its
+   * connection ended.
+   */
   closed(): void;
 }
 
@@ -26,6 +30,8 @@ export class H2Stream {
   sendWindow: number;
   /** What the client may still send before our next WINDOW_UPDATE. */
   recvWindow = DEFAULT_WINDOW;
+  /** `content-length` bytes of DATA still due from the client; -1 without one (RFC 9113 §8.1.1). */
+  contentLeft = -1;
   remoteEnded = false;
   localEnded = false;
   isClosed = false;
