@@ -3,154 +3,30 @@
  * node:http2 client do (CONTINUATION, padding, a tiny flow-control window, request trailers, protocol
  * errors). A raw socket sends hand-built frames and reads the server's frames back.
  */
-import { connect, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGrpcServer, type GrpcServer, type UnaryMethod } from "../../../src/protocol/grpc/server.js";
 import { literalField, PREFACE } from "../../../src/protocol/h2/frames.js";
-import { HpackDecoder } from "../../../src/protocol/h2/hpack.js";
 import { grpcFrame, rawCall, rawSession } from "../grpc/raw-client.js";
-
-interface Frame {
-  readonly type: number;
-  readonly flags: number;
-  readonly id: number;
-  readonly payload: Buffer;
-}
-
-const DATA = 0;
-const HEADERS = 1;
-const RST_STREAM = 3;
-const SETTINGS = 4;
-const PRIORITY = 2;
-const PING = 6;
-const GOAWAY = 7;
-const WINDOW_UPDATE = 8;
-const CONTINUATION = 9;
-
-function frame(type: number, flags: number, id: number, payload: Uint8Array = Buffer.alloc(0)): Buffer {
-  const out = Buffer.alloc(9 + payload.length);
-  out.writeUIntBE(payload.length, 0, 3);
-  out[3] = type;
-  out[4] = flags;
-  out.writeUInt32BE(id, 5);
-  Buffer.from(payload).copy(out, 9);
-  return out;
-}
-
-function settings(pairs: readonly [number, number][] = []): Buffer {
-  const p = Buffer.alloc(6 * pairs.length);
-  pairs.forEach(([k, v], i) => {
-    p.writeUInt16BE(k, 6 * i);
-    p.writeUInt32BE(v, 6 * i + 2);
-  });
-  return frame(SETTINGS, 0, 0, p);
-}
-
-function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
-}
-
-/** A request header block (literals without indexing) for `path`. */
-function requestBlock(path = "/test.Echo/Say", extra: readonly [string, string][] = []): Buffer {
-  const fields: [string, string][] = [
-    [":method", "POST"],
-    [":scheme", "http"],
-    [":path", path],
-    [":authority", "localhost"],
-    ["content-type", "application/grpc"],
-    ["te", "trailers"],
-    ...extra,
-  ];
-  return Buffer.from(fields.flatMap(([n, v]) => literalField(n, v)));
-}
-
-/** A raw HTTP/2 client connection: sends bytes, parses every frame the server sends. */
-class RawConnection {
-  readonly frames: Frame[] = [];
-  closed = false;
-  #buf = Buffer.alloc(0);
-  #waiters: (() => void)[] = [];
-  readonly socket: Socket;
-
-  constructor(port: number) {
-    this.socket = connect(port, "127.0.0.1");
-    this.socket.on("data", (d: Buffer) => {
-      this.#buf = Buffer.concat([this.#buf, d]);
-      while (this.#buf.length >= 9) {
-        const len = this.#buf.readUIntBE(0, 3);
-        if (this.#buf.length < 9 + len) break;
-        this.frames.push({
-          type: this.#buf[3] as number,
-          flags: this.#buf[4] as number,
-          id: this.#buf.readUInt32BE(5) & 0x7fffffff,
-          payload: this.#buf.subarray(9, 9 + len),
-        });
-        this.#buf = this.#buf.subarray(9 + len);
-      }
-      this.#wake();
-    });
-    this.socket.on("error", () => {});
-    this.socket.on("close", () => {
-      this.closed = true;
-      this.#wake();
-    });
-  }
-
-  #wake(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const f of w) f();
-  }
-
-  send(...bufs: Buffer[]): void {
-    this.socket.write(Buffer.concat(bufs));
-  }
-
-  /** Preface and an empty SETTINGS (or `first`). */
-  open(first: Buffer = settings()): void {
-    this.send(PREFACE, first);
-  }
-
-  /** Wait (bounded) until `cond` holds over the frames received. */
-  async until(cond: (frames: readonly Frame[]) => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 3000;
-    while (!cond(this.frames)) {
-      if (this.closed || Date.now() > deadline) throw new Error(`no ${what}; got ${this.describe()}`);
-      await new Promise<void>((resolve) => {
-        this.#waiters.push(resolve);
-        setTimeout(resolve, 50);
-      });
-    }
-  }
-
-  of(id: number): Frame[] {
-    return this.frames.filter((f) => f.id === id);
-  }
-
-  describe(): string {
-    return this.frames.map((f) => `${f.type}/${f.flags}@${f.id}(${f.payload.length})`).join(" ");
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-/** Decoded fields of the server's HEADERS frames on one stream, in order. */
-function headerLists(frames: readonly Frame[], decoder = new HpackDecoder()): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  for (const f of frames) {
-    if (f.type !== HEADERS) continue;
-    const fields: Record<string, string> = {};
-    decoder.decode(f.payload, 0, f.payload.length, (n, v) => {
-      fields[n] = v;
-    });
-    out.push(fields);
-  }
-  return out;
-}
+import {
+  CONTINUATION,
+  DATA,
+  frame,
+  GOAWAY,
+  goaway,
+  goawayCode,
+  HEADERS,
+  hasEnd,
+  headerLists,
+  PING,
+  PRIORITY,
+  RawConnection,
+  RST_STREAM,
+  requestBlock,
+  SETTINGS,
+  settings,
+  u32,
+  WINDOW_UPDATE,
+} from "./raw-h2.js";
 
 let seenHeaders: Readonly<Record<string, unknown>> | undefined;
 const echo: UnaryMethod<Uint8Array, Uint8Array> = {
@@ -208,11 +84,6 @@ afterEach(async () => {
   conn.close();
   await server.close();
 });
-
-const hasEnd = (id: number) => (fs: readonly Frame[]) =>
-  fs.some((f) => f.id === id && (f.type === HEADERS || f.type === DATA) && (f.flags & 1) !== 0);
-const goaway = (fs: readonly Frame[]) => fs.some((f) => f.type === GOAWAY);
-const goawayCode = (c: RawConnection) => c.frames.find((f) => f.type === GOAWAY)?.payload.readUInt32BE(4);
 
 describe("own HTTP/2 transport, frame level", () => {
   it("opens with SETTINGS and a larger connection window, ACKs the client's SETTINGS and answers PING", async () => {
