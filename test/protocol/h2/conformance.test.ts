@@ -341,7 +341,7 @@ describe("malformed requests (RFC 9113 §8.1, §8.3)", () => {
   ], chunks) => {
     await start(false);
     conn.send(frame(HEADERS, END_HEADERS, 1, requestBlock("/test.Echo/Say", [["content-length", length]])));
-    chunks.forEach((c, i) => conn.send(frame(DATA, i === chunks.length - 1 ? END_STREAM : 0, 1, c)));
+    conn.send(...chunks.map((c, i) => frame(DATA, i === chunks.length - 1 ? END_STREAM : 0, 1, c)));
     await conn.until(rst(1), "RST_STREAM on 1");
     expect(resets(conn, 1)).toEqual([PROTOCOL_ERROR]);
     await stillServes(3);
