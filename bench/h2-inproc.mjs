@@ -100,7 +100,8 @@ async function run(n) {
     const socket = new FakeSocket();
     new H2Connection(socket, { onStream, onError });
     // Chunks of 16 KiB, as a socket would deliver them.
-    for (let off = 0; off < input.length; off += 16_384) socket.emit("data", input.subarray(off, off + 16_384));
+    for (let off = 0; off < input.length; off += 16_384)
+      socket.emit("data", input.subarray(off, off + 16_384));
     await new Promise((r) => setImmediate(r)); // the writer's flush
     if (socket.written === 0) throw new Error("nothing answered");
   }
