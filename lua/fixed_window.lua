@@ -6,8 +6,13 @@ KEYS  counter keys, all in one cluster slot (the caller guarantees it with a sha
 ARGV  per bucket, 4 values, flattened in KEYS order (the same layout as gcra.lua):
         cost      hits to count (integer >= 0; 0 peeks and never writes)
         limit     hits per window (>= 1)
-        periodMs  window length in ms; windows are epoch-aligned (envoyproxy/ratelimit semantics)
-        burst     ignored (equals limit for fixed windows); kept so both scripts share one encoder
+        periodMs  window length in ms; windows are epoch-aligned (envoyproxy/ratelimit semantics);
+                  0 marks a calendar window, whose boundaries come in burst
+        burst     ignored (equals limit for fixed windows); kept so both scripts share one encoder.
+                  Calendar window (periodMs 0): the text 'start:end:nextEnd' (epoch ms) — the window
+                  containing the caller's now and the end of the one after (src/store/redis/
+                  calendar-argv.ts). The window ends at the first of them later than TIME; when TIME
+                  is at or past nextEnd (clocks a window apart) the call fails with an error reply.
       so #ARGV == 4 * #KEYS (anything else is an error reply).
 Reply per bucket, 4 integers, flattened in KEYS order:
         allowed       1 or 0
@@ -51,7 +56,25 @@ for i = 1, n do
   local cost = tonumber(ARGV[base + 1])
   local limit = tonumber(ARGV[base + 2])
   local period_ms = tonumber(ARGV[base + 3])
-  local window_end = (math.floor(now_ms / period_ms) + 1) * period_ms
+  local window_end
+  if period_ms == 0 then
+    local s, e, nx = string.match(ARGV[base + 4], '^(%d+):(%d+):(%d+)$')
+    s, e, nx = tonumber(s), tonumber(e), tonumber(nx)
+    if nx == nil then
+      return redis.error_reply('tollgate fixed_window: calendar window of ' .. key .. ' must be start:end:nextEnd, got ' .. ARGV[base + 4])
+    elseif now_ms < s then
+      window_end = s
+    elseif now_ms < e then
+      window_end = e
+    elseif now_ms < nx then
+      window_end = nx
+    else
+      return redis.error_reply('tollgate fixed_window: calendar window of ' .. key .. ' ends at ' .. nx ..
+        ', before Redis TIME ' .. now_ms .. ' (the clocks of tollgate and Redis are a window apart)')
+    end
+  else
+    window_end = (math.floor(now_ms / period_ms) + 1) * period_ms
+  end
   local ttl = window_end - now_ms
 
   local count = pending[key]

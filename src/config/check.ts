@@ -2,6 +2,7 @@
  * Semantic checks on a schema-validated document (the rules beyond types that envoyproxy/ratelimit
  * enforces, plus those of our extensions), producing the typed `DomainSpec`.
  */
+import { CALENDAR_UNITS, isTimeZone } from "../engine/calendar.js";
 import type { Algorithm, FailurePolicy, LeaseOptions, Unit } from "../engine/types.js";
 import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
 import { type CheckedObject, childPath, type Pos, type ProblemSink } from "./walk.js";
@@ -125,6 +126,7 @@ class Checker {
       unlimited: rateLimit !== undefined && flag(rateLimit, "unlimited"),
       replaces,
       shadowMode: flag(d, "shadow_mode"),
+      calendar: this.calendar(d, limits, lease !== undefined),
       quotaMode: flag(d, "quota_mode"),
       detailedMetric: flag(d, "detailed_metric"),
       valueToMetric: flag(d, "value_to_metric"),
@@ -160,6 +162,45 @@ class Checker {
     const requestsPerUnit = num(l, "requests_per_unit");
     if (unit === undefined || requestsPerUnit === undefined) return;
     into.push({ name: str(l, "name"), unit, requestsPerUnit, algorithm, burst });
+  }
+
+  /**
+   * `calendar` / `time_zone` of a descriptor: calendar windows need fixed_window limits of unit day,
+   * week, month or year, no lease, and a time zone this Node.js knows.
+   */
+  calendar(
+    d: CheckedObject,
+    limits: readonly LimitSpec[],
+    leased: boolean,
+  ): { readonly timeZone: string } | undefined {
+    const timeZone = str(d, "time_zone");
+    if (!flag(d, "calendar")) {
+      if (timeZone !== undefined)
+        this.problem(d, "time_zone", "requires calendar: true on the same descriptor");
+      return undefined;
+    }
+    if (limits.length === 0 && !d.valuePos.has("rate_limit") && !d.valuePos.has("rate_limits"))
+      this.problem(d, "calendar", 'requires "rate_limit" or "rate_limits" on the same descriptor');
+    for (const l of limits) {
+      if (l.algorithm !== "fixed_window" || !(CALENDAR_UNITS as readonly string[]).includes(l.unit)) {
+        this.problem(
+          d,
+          "calendar",
+          `requires algorithm fixed_window and unit day, week, month or year (got ${l.algorithm} per ${l.unit})`,
+        );
+        break;
+      }
+    }
+    if (leased) this.problem(d, "calendar", "cannot be used together with lease");
+    if (timeZone !== undefined && !isTimeZone(timeZone)) {
+      this.problem(
+        d,
+        "time_zone",
+        `unknown time zone "${timeZone}" (use an IANA name such as UTC or Europe/Berlin)`,
+      );
+      return undefined;
+    }
+    return { timeZone: timeZone ?? "UTC" };
   }
 
   replaces(l: CheckedObject): string[] {

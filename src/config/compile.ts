@@ -41,11 +41,18 @@ interface Scope {
   readonly onStoreError: FailurePolicy | undefined;
 }
 
-function ruleLimit(l: LimitSpec): RuleLimit {
+function ruleLimit(l: LimitSpec, calendar: DescriptorSpec["calendar"]): RuleLimit {
   const periodMs = UNIT_MS[l.unit];
   // requests_per_unit 0 blocks every request: the engine answers it without touching a bucket.
   const burst = l.algorithm === "fixed_window" ? l.requestsPerUnit : (l.burst ?? l.requestsPerUnit);
-  const policy = Object.freeze({ algorithm: l.algorithm, limit: l.requestsPerUnit, periodMs, burst });
+  const base = { algorithm: l.algorithm, limit: l.requestsPerUnit, periodMs, burst };
+  // check.ts accepts calendar only on fixed_window limits of unit day, week, month or year.
+  const unit = l.unit;
+  const policy = Object.freeze(
+    calendar !== undefined && (unit === "day" || unit === "week" || unit === "month" || unit === "year")
+      ? { ...base, calendar: Object.freeze({ unit, timeZone: calendar.timeZone }) }
+      : base,
+  );
   return Object.freeze({ name: l.name, unit: l.unit, requestsPerUnit: l.requestsPerUnit, policy });
 }
 
@@ -53,7 +60,7 @@ function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
   return Object.freeze({
     domain: scope.domain,
     path,
-    limits: Object.freeze(d.unlimited ? [] : d.limits.map(ruleLimit)),
+    limits: Object.freeze(d.unlimited ? [] : d.limits.map((l) => ruleLimit(l, d.calendar))),
     unlimited: d.unlimited,
     shadowMode: d.shadowMode,
     quotaMode: d.quotaMode,

@@ -9,7 +9,8 @@ function describeLimit(l: RuleLimit): string {
   const burst =
     l.policy.algorithm === "gcra" && l.policy.burst !== l.requestsPerUnit ? ` burst ${l.policy.burst}` : "";
   const name = l.name === undefined ? "" : ` name=${l.name}`;
-  return `${l.requestsPerUnit}/${l.unit}${burst} ${l.policy.algorithm}${name}`;
+  const calendar = l.policy.calendar === undefined ? "" : ` calendar ${l.policy.calendar.timeZone}`;
+  return `${l.requestsPerUnit}/${l.unit}${burst} ${l.policy.algorithm}${calendar}${name}`;
 }
 
 function describeRule(rule: Rule, node: DescriptorNode): string {

@@ -94,6 +94,8 @@ export const BASE_SCHEMA: ConfigSchema = defineSchema([
   { name: "metadata", in: ["descriptor"], type: { kind: "freeMap" } },
   { name: "shards", in: ["descriptor"], type: { kind: "uint", min: 1, max: 64 } },
   { name: "lease", in: ["descriptor"], type: { kind: "object", context: "lease" } },
+  { name: "calendar", in: ["descriptor"], type: bool },
+  { name: "time_zone", in: ["descriptor"], type: { kind: "string" } },
   { name: "unit", in: LIMIT, type: { kind: "enum", values: UNITS, anyCase: true } },
   { name: "requests_per_unit", in: LIMIT, type: uint32 },
   { name: "name", in: LIMIT, type: name },

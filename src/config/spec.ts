@@ -27,6 +27,8 @@ export interface DescriptorSpec {
   readonly unlimited: boolean;
   readonly replaces: readonly string[];
   readonly shadowMode: boolean;
+  /** `calendar: true` with its `time_zone` (default UTC): the unit comes from each limit. */
+  readonly calendar: { readonly timeZone: string } | undefined;
   readonly quotaMode: boolean;
   readonly detailedMetric: boolean;
   readonly valueToMetric: boolean;

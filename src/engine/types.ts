@@ -3,6 +3,8 @@
  * Plain TypeScript values only: nothing here knows about protobuf, Redis or HTTP.
  */
 
+import type { Calendar } from "./calendar.js";
+
 /** Time units accepted in config (envoyproxy/ratelimit spelling, any case in YAML). */
 export type Unit = "second" | "minute" | "hour" | "day" | "week" | "month" | "year";
 
@@ -32,6 +34,11 @@ export interface Policy {
   readonly periodMs: number;
   /** Bucket capacity in requests (GCRA). For `fixed_window` this equals `limit`. */
   readonly burst: number;
+  /**
+   * `fixed_window` only (`calendar: true`): windows follow the calendar of a time zone instead of
+   * being epoch-aligned; `periodMs` stays the nominal unit length. See engine/calendar.ts.
+   */
+  readonly calendar?: Calendar;
 }
 
 /** One limit of a rule (a rule may carry several: all must pass). */

@@ -73,6 +73,40 @@ describe("compile", () => {
     expect(remote?.valueToMetric).toBe(true);
   });
 
+  it("compiles calendar: true into calendar policies of the rule's time zone (UTC by default)", () => {
+    const { ruleSet } = parseConfigText(
+      "cal.yaml",
+      `
+domain: d
+descriptors:
+  - key: tenant
+    calendar: true
+    time_zone: Europe/Berlin
+    rate_limits:
+      - { unit: month, requests_per_unit: 1000000, algorithm: fixed_window, name: monthly }
+      - { unit: week, requests_per_unit: 300000, algorithm: fixed_window }
+  - key: utc
+    calendar: true
+    rate_limit: { unit: day, requests_per_unit: 5, algorithm: fixed_window }
+`,
+    );
+    const d = ruleSet.domains.get("d");
+    expect(rule(d, ["tenant", "t"])?.limits.map((l) => l.policy.calendar)).toEqual([
+      { unit: "month", timeZone: "Europe/Berlin" },
+      { unit: "week", timeZone: "Europe/Berlin" },
+    ]);
+    expect(rule(d, ["utc", "x"])?.limits[0]?.policy).toEqual({
+      algorithm: "fixed_window",
+      limit: 5,
+      periodMs: 86_400_000,
+      burst: 5,
+      calendar: { unit: "day", timeZone: "UTC" },
+    });
+    expect(describeRules(ruleSet)).toContain(
+      "d.tenant: 1000000/month fixed_window calendar Europe/Berlin name=monthly + 300000/week fixed_window calendar Europe/Berlin",
+    );
+  });
+
   it("compiles our extensions: algorithm, burst, rate_limits, shards, lease, on_store_error", () => {
     const { ruleSet } = parseConfigText(
       "ext.yaml",

@@ -15,6 +15,22 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
     ],
   ],
   [
+    "calendar-bad-time-zone.yaml",
+    [
+      'calendar-bad-time-zone.yaml:5:16: descriptors[0].time_zone: unknown time zone "Europe/Berlinn" (use an IANA name such as UTC or Europe/Berlin)',
+    ],
+  ],
+  [
+    "calendar-gcra.yaml",
+    [
+      "calendar-gcra.yaml:4:15: descriptors[0].calendar: requires algorithm fixed_window and unit day, week, month or year (got gcra per hour)",
+    ],
+  ],
+  [
+    "calendar-with-lease.yaml",
+    ["calendar-with-lease.yaml:4:15: descriptors[0].calendar: cannot be used together with lease"],
+  ],
+  [
     "burst-with-fixed-window.yaml",
     [
       "burst-with-fixed-window.yaml:4:63: descriptors[0].rate_limit.burst: is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
@@ -142,6 +158,12 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
     ],
   ],
   [
+    "time-zone-without-calendar.yaml",
+    [
+      "time-zone-without-calendar.yaml:4:16: descriptors[0].time_zone: requires calendar: true on the same descriptor",
+    ],
+  ],
+  [
     "unit-with-unlimited.yaml",
     [
       "unit-with-unlimited.yaml:6:13: descriptors[0].rate_limit.unit: should not be set when unlimited is true",
@@ -157,7 +179,7 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
   [
     "unknown-key.yaml",
     [
-      'unknown-key.yaml:4:5: descriptors[0].rate_limits_per_unit: unknown key "rate_limits_per_unit" (allowed here: descriptors, on_store_error, key, value, rate_limit, rate_limits, shadow_mode, quota_mode, detailed_metric, value_to_metric, share_threshold, metadata, shards, lease)',
+      'unknown-key.yaml:4:5: descriptors[0].rate_limits_per_unit: unknown key "rate_limits_per_unit" (allowed here: descriptors, on_store_error, key, value, rate_limit, rate_limits, shadow_mode, quota_mode, detailed_metric, value_to_metric, share_threshold, metadata, shards, lease, calendar, time_zone)',
     ],
   ],
   [

@@ -11,6 +11,12 @@ export interface StoreHarness {
    * (whose scripts use the server's TIME) this really waits.
    */
   advance(ms: number): Promise<void>;
+  /**
+   * The store's idea of now in epoch ms (the fake clock; for Redis, this machine's clock, which the
+   * server's TIME follows). Calendar-window cases use it to know the boundary to expect.
+   * @default Date.now
+   */
+  now?(): number;
   /** Release everything the harness started (clients, servers). */
   close(): Promise<void>;
 }

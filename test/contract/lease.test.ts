@@ -18,6 +18,7 @@ describeStoreContract("lease(memory), unleased takes", async () => {
     async advance(ms) {
       clock.advance(ms);
     },
+    now: () => clock.now(),
     close: () => store.close(),
   };
 });

@@ -10,6 +10,7 @@ describeStoreContract("memory", async () => {
     async advance(ms) {
       clock.advance(ms);
     },
+    now: () => clock.now(),
     close: () => store.close(),
   };
 });

@@ -7,7 +7,8 @@
  * Keys are hash-tagged per case (`{t:case}:a`) so all keys of one call share a cluster slot.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Policy } from "../../src/engine/types.js";
+import { type Calendar, computeCalendarWindow } from "../../src/engine/calendar.js";
+import { type Policy, UNIT_MS } from "../../src/engine/types.js";
 import type { Outcome, Take } from "../../src/store/store.js";
 import type { StoreContractOptions, StoreHarness } from "./harness.js";
 
@@ -215,6 +216,38 @@ export function describeStoreContract(
       expect(denied.retryAfterMs).toBeLessThanOrEqual(120);
       await h.advance(denied.retryAfterMs + (realTime ? 2 : 0));
       expect(await take("{t:window-deny}:a", w)).toMatchObject({ allowed: true, remaining: 1 });
+    });
+
+    it("a calendar window resets at the calendar boundary of its time zone, not an epoch multiple", async () => {
+      // An ISO week (Monday, UTC) and a month in UTC+14: epoch-aligned windows would end on a
+      // Thursday and every 30 days, so only the calendar explains these reset times.
+      const cases: Calendar[] = [
+        { unit: "week", timeZone: "UTC" },
+        { unit: "month", timeZone: "Pacific/Kiritimati" },
+      ];
+      for (const calendar of cases) {
+        const key = `{t:calendar}:${calendar.unit}`;
+        const policy: Policy = { ...fixed(3, UNIT_MS[calendar.unit]), calendar };
+        const now = h.now?.() ?? Date.now();
+        const w = computeCalendarWindow(now, calendar);
+        const first = await take(key, policy, 2);
+        expect(first).toMatchObject({ allowed: true, remaining: 1, retryAfterMs: 0 });
+        // Redis reads its own TIME: allow a second for the calls (and no window may end meanwhile).
+        expect(first.resetAfterMs).toBeLessThanOrEqual(w.endMs - now + (realTime ? 1000 : 0));
+        expect(first.resetAfterMs).toBeGreaterThanOrEqual(w.endMs - now - (realTime ? 1000 : 0));
+        const denied = await take(key, policy, 2);
+        expect(denied).toMatchObject({ allowed: false, remaining: 1 });
+        expect(denied.retryAfterMs).toBe(denied.resetAfterMs);
+        expect(Math.abs(denied.resetAfterMs - first.resetAfterMs)).toBeLessThanOrEqual(slack + 1000);
+        if (!realTime) {
+          await h.advance(first.resetAfterMs - 1);
+          expect(await take(key, policy, 2)).toMatchObject({ allowed: false, retryAfterMs: 1 });
+          await h.advance(1);
+          const next = await take(key, policy, 3);
+          expect(next).toMatchObject({ allowed: true, remaining: 0 });
+          expect(next.resetAfterMs).toBe(w.nextEndMs - w.endMs);
+        }
+      }
     });
 
     it("several limits on distinct keys are charged together and each reports its own bucket", async () => {

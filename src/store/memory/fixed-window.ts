@@ -5,7 +5,10 @@
  * Windows are epoch-aligned as in envoyproxy/ratelimit (so a week starts on Thursday UTC, month is
  * 30 days, year 365 days). State is one integer counter per bucket whose TTL ends exactly at the
  * window end, so the key needs no window suffix: an expired counter is the next window's zero.
+ * A calendar policy (`calendar: true`) ends its window at the next calendar boundary of its time
+ * zone instead (engine/calendar.ts); the Lua script gets the boundaries as ARGV and picks with TIME.
  */
+import { calendarWindow, pickWindowEnd } from "../../engine/calendar.js";
 import type { Policy } from "../../engine/types.js";
 import type { Outcome } from "../store.js";
 import { denied } from "./outcome.js";
@@ -45,11 +48,20 @@ export function msToWindowEnd(nowUs: number, periodMs: number): number {
   return windowEndMs - nowMs;
 }
 
+/** Ms from `nowUs` to the end of `policy`'s window: calendar or epoch-aligned. */
+export function msToPolicyWindowEnd(nowUs: number, policy: Policy): number {
+  if (policy.calendar === undefined) return msToWindowEnd(nowUs, policy.periodMs);
+  const nowMs = Math.floor(nowUs / 1000);
+  // The window comes from the same clock, so the pick always finds it.
+  const endMs = pickWindowEnd(nowMs, calendarWindow(nowMs, policy.calendar)) ?? nowMs + policy.periodMs;
+  return endMs - nowMs;
+}
+
 /** Evaluate one fixed-window bucket (see the module comment and lua/fixed_window.lua). */
 export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
   const { cost } = input;
   const limit = input.policy.limit;
-  const ttlMs = msToWindowEnd(input.nowUs, input.policy.periodMs);
+  const ttlMs = msToPolicyWindowEnd(input.nowUs, input.policy);
   const count = input.storedCount ?? 0;
   const peek: Outcome = {
     allowed: true,

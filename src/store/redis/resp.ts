@@ -3,7 +3,9 @@
  * call's EVALSHA (scripts.ts). Byte-identical to what ioredis writes for the same arguments.
  */
 import { Command } from "ioredis";
+import type { Calendar } from "../../engine/calendar.js";
 import { utf8Length } from "../../utf8.js";
+import { CALENDAR_PERIOD_ARG, calendarArg } from "./calendar-argv.js";
 
 /**
  * An EVALSHA whose RESP bytes are written here, in one buffer: a merged call carries ~15 arguments per
@@ -154,7 +156,12 @@ export function encodeEvalsha(sha: string, args: readonly (string | number)[]): 
 export interface EncodableTake {
   readonly key: string;
   readonly cost: number;
-  readonly policy: { readonly limit: number; readonly periodMs: number; readonly burst: number };
+  readonly policy: {
+    readonly limit: number;
+    readonly periodMs: number;
+    readonly burst: number;
+    readonly calendar?: Calendar;
+  };
 }
 
 /** What the merged-call encoder writes for each take's policy: `limit, periodMs, burst`. */
@@ -169,7 +176,12 @@ type EncodablePolicy = EncodableTake["policy"];
  */
 const policyBulks = new WeakMap<EncodablePolicy, Buffer>();
 
-function policyBytes(p: EncodablePolicy): Buffer {
+/**
+ * A calendar policy's bytes change with its window (calendar-argv.ts): `refresh` (the sizing pass)
+ * rebuilds them when the window moved; the writing pass reuses exactly what the sizing pass measured.
+ */
+function policyBytes(p: EncodablePolicy, refresh: boolean): Buffer {
+  if (p.calendar !== undefined) return calendarPolicyBytes(p, p.calendar, refresh);
   let bytes = policyBulks.get(p);
   if (bytes === undefined) {
     bytes = Buffer.allocUnsafe(
@@ -180,6 +192,23 @@ function policyBytes(p: EncodablePolicy): Buffer {
     writeNumberBulk(bytes, pos, p.burst);
     policyBulks.set(p, bytes);
   }
+  return bytes;
+}
+
+const calendarBulks = new WeakMap<EncodablePolicy, { readonly arg: string; readonly bytes: Buffer }>();
+
+function calendarPolicyBytes(p: EncodablePolicy, calendar: Calendar, refresh: boolean): Buffer {
+  const cached = calendarBulks.get(p);
+  if (cached !== undefined && !refresh) return cached.bytes;
+  const arg = calendarArg(calendar);
+  if (cached !== undefined && cached.arg === arg) return cached.bytes;
+  const bytes = Buffer.allocUnsafe(
+    numberBulkSize(p.limit) + numberBulkSize(CALENDAR_PERIOD_ARG) + bulkSize(arg.length),
+  );
+  let pos = writeNumberBulk(bytes, 0, p.limit);
+  pos = writeNumberBulk(bytes, pos, CALENDAR_PERIOD_ARG);
+  writeStringBulk(bytes, pos, arg);
+  calendarBulks.set(p, { arg, bytes });
   return bytes;
 }
 
@@ -197,7 +226,7 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
     for (const t of takes) {
       keys++;
       size += bulkSize(utf8Length(t.key));
-      size += numberBulkSize(t.cost) + policyBytes(t.policy).length;
+      size += numberBulkSize(t.cost) + policyBytes(t.policy, true).length;
     }
   }
   const head = `*${5 * keys + calls.length + 4}\r\n$7\r\nevalsha\r\n$${sha.length}\r\n${sha}\r\n`;
@@ -211,7 +240,7 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
   for (const takes of calls)
     for (const t of takes) {
       pos = writeNumberBulk(buf, pos, t.cost);
-      const policy = policyBytes(t.policy);
+      const policy = policyBytes(t.policy, false);
       buf.set(policy, pos);
       pos += policy.length;
     }

@@ -15,6 +15,7 @@ import type { ChainableCommander, Cluster, Redis, Result } from "ioredis";
 import type { Algorithm } from "../../engine/types.js";
 import type { Grant } from "../lease/backend.js";
 import type { Outcome, Take } from "../store.js";
+import { windowArgs } from "./calendar-argv.js";
 import { EncodedCommand, encodeBatchEvalsha } from "./resp.js";
 
 /** The scripts of lua/ by command-name stem. */
@@ -205,12 +206,13 @@ export class Scripts {
 export function encodeBatch(calls: readonly (readonly Take[])[]): (string | number)[] {
   const keys: string[] = [];
   const counts: number[] = [];
-  const argv: number[] = [];
+  const argv: (number | string)[] = [];
   for (const takes of calls) {
     counts.push(takes.length);
     for (const t of takes) {
       keys.push(t.key);
-      argv.push(t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
+      const [periodMs, burst] = windowArgs(t.policy);
+      argv.push(t.cost, t.policy.limit, periodMs, burst);
     }
   }
   return [keys.length, ...keys, calls.length, ...counts, ...argv];
@@ -266,12 +268,13 @@ function outcomesAt(reply: readonly unknown[], from: number, count: number): Out
 }
 
 /** KEYS and ARGV of one script call over `takes` (all of one algorithm and one slot). */
-export function encodeTakes(takes: readonly Take[]): { keys: string[]; argv: number[] } {
+export function encodeTakes(takes: readonly Take[]): { keys: string[]; argv: (number | string)[] } {
   const keys: string[] = [];
-  const argv: number[] = [];
+  const argv: (number | string)[] = [];
   for (const t of takes) {
     keys.push(t.key);
-    argv.push(t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst);
+    const [periodMs, burst] = windowArgs(t.policy);
+    argv.push(t.cost, t.policy.limit, periodMs, burst);
   }
   return { keys, argv };
 }

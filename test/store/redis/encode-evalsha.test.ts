@@ -1,5 +1,6 @@
 import { Command } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { calendarWindow } from "../../../src/engine/calendar.js";
 import { type EncodableTake, encodeBatchEvalsha, encodeEvalsha } from "../../../src/store/redis/resp.js";
 import { encodeBatch } from "../../../src/store/redis/scripts.js";
 import type { Take } from "../../../src/store/store.js";
@@ -103,6 +104,21 @@ describe("encodeBatchEvalsha", () => {
     same(calls);
     same(calls); // the second time from the policies' written bytes
     same(calls.map((takes) => takes.map((t) => ({ ...t, policy: { ...t.policy } })))); // fresh objects
+  });
+
+  it("writes a calendar policy as periodMs 0 and its window text, as encodeBatch lists it", () => {
+    const calendar = { unit: "month", timeZone: "Europe/Berlin" } as const;
+    const policy = { limit: 1000, periodMs: 30 * 86_400_000, burst: 1000, calendar };
+    const calls = [[{ key: "tl:v1:{ai|tenant=a}:g0", cost: 5, policy }], [{ key: "b", cost: 0, policy }]];
+    same(calls);
+    same(calls); // again from the cached bytes of the same window
+    const w = calendarWindow(Date.now(), calendar);
+    expect(encodeBatch(calls as unknown as Take[][]).slice(-4)).toEqual([
+      0,
+      1000,
+      0,
+      `${w.startMs}:${w.endMs}:${w.nextEndMs}`,
+    ]);
   });
 
   it("hands out buffers that later commands do not overwrite", () => {
