@@ -1,5 +1,6 @@
 /**
- * The composition root: settings → logger → metrics → config source → config → store → TLS files →
+ * The composition root: settings → logger → metrics → config source → config → store → tenant
+ * overrides → TLS files →
  * HTTP → gRPC → debug listener → config watcher, each a named step of a {@link Startup}
  * (src/startup.ts). A step that fails closes what the earlier ones opened, last first, and startApp
  * rejects with a StartupError naming it; shutdown closes the same list in the same order. Nothing
@@ -16,6 +17,7 @@ import { matchTier, tierOf } from "./engine/tiers.js";
 import { type Algorithm, type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
+import { adminTenantRoutes } from "./protocol/admin-tenants.js";
 import type { QueryBounds } from "./protocol/codec.js";
 import { createCheckMethod } from "./protocol/ext-authz.js";
 import { createGrpcServer, type GrpcTransport, type TlsOptions } from "./protocol/grpc/server.js";
@@ -27,6 +29,8 @@ import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
 import { type Closed, listenOrClose, Startup } from "./startup.js";
 import { type BuiltStore, createStore } from "./store/create.js";
+import { createTenantOverrides } from "./store/tenants/create.js";
+import { TenantTierState } from "./tenant-tiers.js";
 import { validationOptionsOf } from "./validation.js";
 
 export type { ReloadStatus } from "./config-state.js";
@@ -113,6 +117,23 @@ async function startSteps(
   const built: BuiltStore = await startup.step("store", () =>
     openStore(settings, { clock, metrics, logger }),
   );
+  // Per-tenant tier overrides of the admin API over the tenants file: loaded, then followed
+  // (Redis pub/sub) until shutdown. Memory store: per process.
+  const tenantTiers = await startup.step("tenant overrides", async () => {
+    const state = new TenantTierState({
+      store: createTenantOverrides(settings, (err) =>
+        logger.warn({ err }, "tenant overrides: reload failed, keeping the last table"),
+      ),
+      base: () => config.current().tiers,
+    });
+    try {
+      await state.open();
+    } catch (err) {
+      await state.close().catch(() => {});
+      throw err;
+    }
+    return { value: state, close: () => state.close() };
+  });
   const tls = await startup.step("tls files", () => ({ value: readTls(settings) }));
 
   const engine = new Engine({
@@ -125,7 +146,7 @@ async function startSteps(
     retryAfterJitterSec: settings.retryAfterJitter,
     globalShadowMode: settings.shadowMode,
     defaultAlgorithm,
-    fallback: (domain, entries) => matchTier(config.current().tiers, domain, entries),
+    fallback: (domain, entries) => matchTier(tenantTiers.current(), domain, entries),
     ...decisionLog(logger, { rules: () => config.current().rules, clock }),
   });
   const bounds: QueryBounds = {
@@ -144,7 +165,7 @@ async function startSteps(
       metrics: options.metricsText
         ? { text: options.metricsText, contentType: metrics.contentType }
         : metrics,
-      rulesText: () => config.describe(),
+      rulesText: () => [...config.describe(), ...tenantTiers.describe()],
       storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
       rejected: (reason) => metrics.rejected(reason),
     }),
@@ -152,13 +173,30 @@ async function startSteps(
       decide: decideLater,
       bucketKeys: (q) => engine.bucketKeys(q),
       reset: (keys) => built.store.reset(keys),
-      resetToken: settings.resetToken,
+      adminToken: settings.adminToken,
       bounds,
       tierOf: (domain, entries) => {
-        const tiers = config.current().tiers;
+        const tiers = tenantTiers.current();
         const tenant = entries.find((e) => e.key === tiers.tables.get(domain)?.tenantKey);
         return tenant === undefined ? undefined : tierOf(tiers, domain, tenant.value);
       },
+    }),
+    ...adminTenantRoutes({
+      tiers: tenantTiers,
+      adminToken: settings.adminToken,
+      maxTenantBytes: settings.maxKeyValueBytes,
+      audit: (c) =>
+        logger.info(
+          {
+            audit: "tenant_tier",
+            action: c.action,
+            who: { credential: "admin-token", remote: c.remote },
+            tenant: c.tenant,
+            old: c.old ?? null,
+            new: c.new ?? null,
+          },
+          "tenant tier override changed",
+        ),
     }),
   ]);
   const onHttpError = (err: unknown) => logger.error({ err }, "http handler error");

@@ -323,13 +323,14 @@ export const SETTINGS = {
     default: "",
     doc: "Tenant → tier file (`*.csv` `tenant,tier` lines, or a `*.yaml` map), reloaded like the config. See docs/config.md, Tiers.",
   }),
-  resetToken: spec({
+  adminToken: spec({
     kind: "string",
-    flag: "--reset-token",
-    env: "TOLLGATE_RESET_TOKEN",
+    flag: "--admin-token",
+    env: "TOLLGATE_ADMIN_TOKEN",
     default: "",
     secret: true,
-    doc: "Bearer token of `POST /v1/reset`; empty disables the reset route. Prefer the env var (flags show in `ps`).",
+    deprecatedAliases: [{ flag: "--reset-token", env: "TOLLGATE_RESET_TOKEN" }],
+    doc: "Bearer token of the admin routes (`POST /v1/reset`, `PUT`/`GET`/`DELETE /v1/tenants/{tenant}`); empty disables them. `--reset-token` / `TOLLGATE_RESET_TOKEN` still work (deprecated). Prefer the env var (flags show in `ps`).",
   }),
   // --- Migrating from envoyproxy/ratelimit (issue 24): compat, debug port, log format, xDS config. ---
   compat: spec({

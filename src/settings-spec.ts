@@ -18,6 +18,11 @@ export interface Spec<K extends Kind = Kind> {
   readonly doc: string;
   /** Shown as a placeholder instead of the value in logs (`***`). */
   readonly secret?: boolean;
+  /**
+   * Deprecated names still accepted for this setting (a renamed setting keeps its old flag and
+   * variable working); the current flag and variable win over them.
+   */
+  readonly deprecatedAliases?: readonly { readonly flag: string; readonly env: string }[];
 }
 
 /** One setting (an identity function that keeps the literal kind for the Settings type). */

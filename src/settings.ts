@@ -92,8 +92,12 @@ function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
 /** Flag values by setting, from `--name value` / `--name=value` (a bare boolean flag is true). */
 function parseFlags(argv: readonly string[]): Map<SettingName, string> {
   const byFlag = new Map<string, SettingName>();
-  for (const [name, s] of Object.entries(SETTINGS)) byFlag.set(s.flag, name as SettingName);
+  for (const [name, s] of Object.entries(SETTINGS) as [SettingName, Spec][]) {
+    for (const alias of s.deprecatedAliases ?? []) byFlag.set(alias.flag, name);
+    byFlag.set(s.flag, name);
+  }
   const fromFlags = new Map<SettingName, string>();
+  const byCurrentFlag = new Set<SettingName>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const eq = arg.indexOf("=");
@@ -105,16 +109,27 @@ function parseFlags(argv: readonly string[]): Map<SettingName, string> {
         `unknown option ${flag}${known.length ? ` (did you mean ${known.join(", ")}?)` : ""}`,
       );
     }
-    if (eq > 0) fromFlags.set(name, arg.slice(eq + 1));
+    let value: string;
+    if (eq > 0) value = arg.slice(eq + 1);
     else if (SETTINGS[name].kind === "bool" && (argv[i + 1] === undefined || argv[i + 1]?.startsWith("--")))
-      fromFlags.set(name, "true");
+      value = "true";
     else {
       const next = argv[++i];
       if (next === undefined) throw new SettingsError(`${flag} needs a value — ${SETTINGS[name].doc}`);
-      fromFlags.set(name, next);
+      value = next;
     }
+    // The current flag wins over a deprecated alias of it, whatever their order.
+    const current = flag === SETTINGS[name].flag;
+    if (current || !byCurrentFlag.has(name)) fromFlags.set(name, value);
+    if (current) byCurrentFlag.add(name);
   }
   return fromFlags;
+}
+
+/** The value of the first deprecated alias variable of `s` that is set. */
+function aliasEnv(s: Spec, env: NodeJS.ProcessEnv): string | undefined {
+  for (const alias of s.deprecatedAliases ?? []) if (env[alias.env] !== undefined) return env[alias.env];
+  return undefined;
 }
 
 /** Settings and where the envoyproxy/ratelimit environment went (for the startup log line). */
@@ -153,7 +168,7 @@ export function resolveSettings(
   const given = new Set<SettingName>();
   for (const [name, s] of Object.entries(SETTINGS) as [SettingName, Spec][]) {
     const flagValue = fromFlags.get(name);
-    const envValue = env[s.env];
+    const envValue = env[s.env] ?? aliasEnv(s, env);
     const derivedValue = derived.get(name);
     given.add(name);
     if (flagValue !== undefined) out[name] = parseValue(name, s, flagValue, s.flag);

@@ -26,6 +26,17 @@ describe("settings", () => {
     expect(s.grpcAddr).toEqual({ host: "127.0.0.1", port: 0 });
   });
 
+  it("reads the admin token from its deprecated reset-token names, the current names winning", () => {
+    expect(loadSettings(["--reset-token", "old"], {}).adminToken).toBe("old");
+    expect(loadSettings([], { TOLLGATE_RESET_TOKEN: "old" }).adminToken).toBe("old");
+    expect(loadSettings(["--admin-token", "new", "--reset-token", "old"], {}).adminToken).toBe("new");
+    expect(loadSettings(["--reset-token=old", "--admin-token=new"], {}).adminToken).toBe("new");
+    expect(loadSettings([], { TOLLGATE_RESET_TOKEN: "old", TOLLGATE_ADMIN_TOKEN: "new" }).adminToken).toBe(
+      "new",
+    );
+    expect(loadSettings(["--reset-token", "flag"], { TOLLGATE_ADMIN_TOKEN: "env" }).adminToken).toBe("flag");
+  });
+
   it("reads a bare boolean flag as true", () => {
     expect(loadSettings(["--shadow-mode"], {}).shadowMode).toBe(true);
     expect(loadSettings([], { TOLLGATE_SHADOW_MODE: "false" }).shadowMode).toBe(false);

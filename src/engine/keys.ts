@@ -113,3 +113,17 @@ export function parseBucketKey(key: string): BucketKeyParts | undefined {
     shard: shard === undefined ? undefined : Number(shard),
   };
 }
+
+/**
+ * The Redis hash of per-tenant tier overrides (admin API, `PUT /v1/tenants/{tenant}`): one hash per
+ * deployment, `tenant → tier`, in a slot of its own (`{tenant-tiers}` cannot clash with a domain's
+ * `{domain|…}` tag, which always holds a `|`).
+ */
+export function tenantTiersKey(prefix: string): string {
+  return `${prefix.replace(UNSAFE_IN_PREFIX, escapeChar)}tl:v1:{tenant-tiers}`;
+}
+
+/** The pub/sub channel announcing a change of {@link tenantTiersKey} (message: the tenant). */
+export function tenantTiersChannel(prefix: string): string {
+  return `${tenantTiersKey(prefix)}:changed`;
+}

@@ -87,3 +87,22 @@ export function tierOf(tiers: Tiers, domain: string, tenant: string): string | u
   const name = tiers.tenants.get(tenant);
   return name !== undefined && table.tiers.has(name) ? name : table.defaultTier;
 }
+
+/**
+ * `base` with the admin API's per-tenant overrides laid over its tenants file (an override wins);
+ * `base` itself when there are none. Builds a new map: call it when either side changes, not per
+ * request (src/tenant-tiers.ts caches it).
+ */
+export function withOverrides(base: Tiers, overrides: TenantTiers): Tiers {
+  if (overrides.size === 0) return base;
+  const tenants = new Map(base.tenants);
+  for (const [tenant, tier] of overrides) tenants.set(tenant, tier);
+  return Object.freeze({ tables: base.tables, tenants });
+}
+
+/** Every tier name some domain's `tiers` section defines, sorted. */
+export function tierNames(tiers: Tiers): string[] {
+  const names = new Set<string>();
+  for (const table of tiers.tables.values()) for (const name of table.tiers.keys()) names.add(name);
+  return [...names].sort();
+}

@@ -19,12 +19,17 @@ export interface HttpRequest {
   readonly headers: IncomingMessage["headers"];
   /** The body as text (already bounded by `maxBodyBytes`). */
   readonly body: string;
+  /** The peer's address (for audit lines). */
+  readonly remoteAddress?: string;
 }
 
 export type Route = (req: HttpRequest) => Promise<HttpReply> | HttpReply;
 
 export interface HttpServerOptions {
-  /** `"GET /path"` → handler. */
+  /**
+   * `"GET /path"` → handler. A key ending in `/*` (`"PUT /v1/tenants/*"`) matches one more path
+   * segment of any value, when no exact key does.
+   */
   readonly routes: ReadonlyMap<string, Route>;
   /** Larger bodies get 413. @default 4 MiB */
   readonly maxBodyBytes?: number;
@@ -58,9 +63,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
     const method = req.method ?? "GET";
-    const route = opts.routes.get(`${method} ${url.pathname}`);
+    const wildcard = `${url.pathname.slice(0, url.pathname.lastIndexOf("/") + 1)}*`;
+    const route = opts.routes.get(`${method} ${url.pathname}`) ?? opts.routes.get(`${method} ${wildcard}`);
     if (!route) {
-      const known = [...opts.routes.keys()].some((k) => k.endsWith(` ${url.pathname}`));
+      const known = [...opts.routes.keys()].some(
+        (k) => k.endsWith(` ${url.pathname}`) || k.endsWith(` ${wildcard}`),
+      );
       send(
         res,
         known ? text(405, `method ${method} not allowed on ${url.pathname}`) : text(404, "not found"),
@@ -97,6 +105,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       url,
       headers: req.headers,
       body: Buffer.concat(chunks).toString("utf8"),
+      ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
     });
     send(res, reply);
   }

@@ -5,7 +5,7 @@
  *   query with a per-descriptor `hits_addend` of 0, which reads every bucket and charges nothing,
  *   and answers limit, remaining and reset per descriptor.
  * - `POST /v1/reset` with the same selector refills the buckets the engine would charge for it
- *   (every limit and shard). It needs `Authorization: Bearer <token>` equal to the reset-token
+ *   (every limit and shard). It needs `Authorization: Bearer <token>` equal to the admin-token
  *   setting (compared in constant time over SHA-256 digests) and answers 404 with the reason when no
  *   token is configured.
  *
@@ -27,8 +27,8 @@ export interface QuotaDeps {
   readonly bucketKeys: (q: RateLimitQuery) => string[];
   /** Delete buckets so they are full again (`Store.reset`). */
   readonly reset: (keys: readonly string[]) => Promise<void>;
-  /** Bearer token of `POST /v1/reset`; empty disables it. */
-  readonly resetToken: string;
+  /** Bearer token of `POST /v1/reset` (setting `--admin-token`); empty disables it. */
+  readonly adminToken: string;
   readonly bounds: QueryBounds;
   /** The tier serving a descriptor, reported when tiers apply. */
   readonly tierOf?: (domain: string, entries: readonly Entry[]) => string | undefined;
@@ -126,9 +126,9 @@ export function quotaRoutes(deps: QuotaDeps): Map<string, Route> {
     }),
   );
   routes.set("POST /v1/reset", (req) => {
-    if (deps.resetToken === "")
-      return failure(404, "reset is disabled: set --reset-token (TOLLGATE_RESET_TOKEN) to enable it");
-    if (!bearerMatches(req.headers.authorization, deps.resetToken))
+    if (deps.adminToken === "")
+      return failure(404, "reset is disabled: set --admin-token (TOLLGATE_ADMIN_TOKEN) to enable it");
+    if (!bearerMatches(req.headers.authorization, deps.adminToken))
       return { ...failure(401, "missing or wrong bearer token"), headers: { "www-authenticate": "Bearer" } };
     return guarded(req, deps.bounds, async (q) => {
       const keys = deps.bucketKeys(q);

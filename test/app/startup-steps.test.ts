@@ -221,7 +221,23 @@ describe("startApp steps", () => {
     }
   });
 
-  it("shutdown closes the steps in reverse order: watcher, debug, gRPC, HTTP, store, config source", async () => {
+  it("tenant overrides: an override hash that cannot be read fails its step and closes the store", async () => {
+    const admin = redis.client();
+    await admin.set("tl:v1:{tenant-tiers}", "not a hash");
+    admin.disconnect();
+    try {
+      const err = await failedStep([]);
+      expect(err.step).toBe("tenant overrides");
+      expect(err.message).toContain("WRONGTYPE");
+      expect(await noConnectionsLeft()).toBe(0);
+    } finally {
+      const cleanup = redis.client();
+      await cleanup.del("tl:v1:{tenant-tiers}");
+      cleanup.disconnect();
+    }
+  });
+
+  it("shutdown closes the steps in reverse order: watcher, debug, gRPC, HTTP, tenant overrides, store, config source", async () => {
     const { logs, logger } = recordLogs("debug");
     const app = await startApp(settingsFor(["--debug-addr", "127.0.0.1:0"]), logger);
     expect(await tollgateConnections()).toBeGreaterThan(0);
@@ -233,6 +249,7 @@ describe("startApp steps", () => {
       "debug listen",
       "grpc listen",
       "http listen",
+      "tenant overrides",
       "store",
       "config source",
     ]);

@@ -128,7 +128,7 @@ describe("POST /v1/reset", () => {
     const res = await reset(app, "domain=edge&descriptor=tenant=acme", "Bearer ");
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({
-      error: "reset is disabled: set --reset-token (TOLLGATE_RESET_TOKEN) to enable it",
+      error: "reset is disabled: set --admin-token (TOLLGATE_ADMIN_TOKEN) to enable it",
     });
   });
 });

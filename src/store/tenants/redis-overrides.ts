@@ -1,0 +1,124 @@
+/**
+ * Tenant tier overrides in Redis: one hash (`tenantTiersKey`), changed only by two small scripts that
+ * also PUBLISH the tenant on `tenantTiersChannel` in the same atomic step, so a change and its notice
+ * cannot be separated. Every instance subscribes on a connection of its own and reloads the hash
+ * (HGETALL) on each notice: a change is applied everywhere within one round trip of the publish
+ * (test/tenants/overrides-redis.test.ts holds it to 1 s). Notices sent while an instance was
+ * disconnected are lost, so it also reloads on every (re)subscribe and every `resyncMs`.
+ * Redis Cluster: PUBLISH reaches the subscribers of every node; the hash lives in one slot.
+ */
+import type { Cluster, Redis } from "ioredis";
+import { tenantTiersChannel, tenantTiersKey } from "../../engine/keys.js";
+import { classifyRedisError } from "../redis/errors.js";
+import type { OverrideTable, TenantOverrideStore } from "./overrides.js";
+
+/**
+ * KEYS[1] the hash; ARGV[1] tenant, ARGV[2] tier (empty: delete), ARGV[3] channel.
+ * Returns the previous tier, or false when there was none. Writes and publishes atomically.
+ */
+const CHANGE_LUA = `
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '' then
+  if old then redis.call('HDEL', KEYS[1], ARGV[1]) end
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+if old or ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[1]) end
+return old
+`;
+
+/** Options of {@link RedisTenantOverrides}. */
+export interface RedisOverridesOptions {
+  /** Connection for commands (HGETALL, the change script). */
+  readonly client: Redis | Cluster;
+  /** A second connection, used only to subscribe. */
+  readonly subscriber: Redis | Cluster;
+  /** `--key-prefix`. */
+  readonly keyPrefix: string;
+  /** Reload the whole table this often even without notices. @default 30000 (ms) */
+  readonly resyncMs?: number;
+  /** A reload failed (the last table stays in force). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** The Redis-backed {@link TenantOverrideStore}. */
+export class RedisTenantOverrides implements TenantOverrideStore {
+  readonly kind = "redis";
+  readonly #o: RedisOverridesOptions;
+  readonly #key: string;
+  readonly #channel: string;
+  #timer: NodeJS.Timeout | undefined;
+  #onChange: ((table: OverrideTable) => void) | undefined;
+  #loading: Promise<void> | undefined;
+  #again = false;
+
+  constructor(o: RedisOverridesOptions) {
+    this.#o = o;
+    this.#key = tenantTiersKey(o.keyPrefix);
+    this.#channel = tenantTiersChannel(o.keyPrefix);
+  }
+
+  async open(onChange: (table: OverrideTable) => void): Promise<OverrideTable> {
+    const { subscriber } = this.#o;
+    subscriber.on("message", (channel: string) => {
+      if (channel === this.#channel) this.#reload();
+    });
+    // A resubscribe after a reconnect may have missed notices: read the whole table again.
+    subscriber.on("ready", () => this.#reload());
+    await subscriber.subscribe(this.#channel);
+    const first = await this.#read();
+    this.#onChange = onChange;
+    this.#timer = setInterval(() => this.#reload(), this.#o.resyncMs ?? 30_000);
+    this.#timer.unref();
+    return first;
+  }
+
+  async set(tenant: string, tier: string): Promise<string | undefined> {
+    return this.#change(tenant, tier);
+  }
+
+  async delete(tenant: string): Promise<string | undefined> {
+    return this.#change(tenant, "");
+  }
+
+  async close(): Promise<void> {
+    this.#onChange = undefined;
+    clearInterval(this.#timer);
+    await Promise.allSettled([this.#o.subscriber.quit(), this.#o.client.quit()]);
+  }
+
+  async #change(tenant: string, tier: string): Promise<string | undefined> {
+    let old: unknown;
+    try {
+      old = await this.#o.client.eval(CHANGE_LUA, 1, this.#key, tenant, tier, this.#channel);
+    } catch (err) {
+      throw classifyRedisError(err, "tenant override change");
+    }
+    return typeof old === "string" ? old : undefined;
+  }
+
+  async #read(): Promise<OverrideTable> {
+    const all = await this.#o.client.hgetall(this.#key);
+    return new Map(Object.entries(all));
+  }
+
+  /** Reload and hand the table on; a notice during a reload runs one more after it. */
+  #reload(): void {
+    if (this.#loading !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#loading = (async () => {
+      do {
+        this.#again = false;
+        try {
+          const table = await this.#read();
+          this.#onChange?.(table);
+        } catch (err) {
+          this.#o.onError?.(err);
+        }
+      } while (this.#again);
+      this.#loading = undefined;
+    })();
+  }
+}
