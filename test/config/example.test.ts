@@ -14,6 +14,8 @@ describe("the shipped config/ example", () => {
   it("loads and lists its rules", async () => {
     const { ruleSet } = await loadConfig(CONFIG_DIR, { schema: FULL_SCHEMA });
     expect(describeRules(ruleSet)).toEqual([
+      "ai.tenant.budget_tokens_per_minute: 100000/minute gcra name=tokens_per_minute",
+      "ai.tenant.budget_tokens_per_month: 20000000/month fixed_window calendar Europe/Berlin name=tokens_per_month",
       "edge.generic_key_health: unlimited",
       "edge.remote_address: 600/minute gcra",
       "edge.remote_address_10.0.0.1: 0/minute gcra",

@@ -9,10 +9,12 @@
  *   the opencensus/opentelemetry/prometheus protos some tracer and stats files import);
  * - the bundled protoc-gen-validate `validate.proto` predates `StringRules.ignore_empty` (field 26),
  *   which envoy-api uses in options; it is added to a copy. Validation options never affect decoding.
+ * - the bundled envoy-api predates the rate limit fields of Envoy 1.33–1.38 that envoy/ai-gateway.yaml
+ *   uses; a copy of envoy-api gets them (see {@link RATE_LIMIT_PATCHES}).
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { createFileRegistry, fromBinary, fromJson, type JsonValue, type Registry } from "@bufbuild/protobuf";
@@ -22,7 +24,40 @@ const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, "../..");
 const deps = join(repo, "node_modules/@grpc/grpc-js-xds/deps");
 /** Bump when the selection or patch logic changes, so stale caches are rebuilt. */
-const RECIPE = 1;
+const RECIPE = 2;
+
+/**
+ * Rate limit fields newer than the bundled envoy-api, added to the copy (anchor text → text after it):
+ * - route `RateLimit.hits_addend` (field 5, message `HitsAddend { UInt64Value number = 1; string
+ *   format = 2; }`, Envoy 1.33) and `RateLimit.apply_on_stream_done` (field 6, bool, Envoy 1.33);
+ * - `HitsAddend.is_negative_hits` (bool, Envoy 1.38; field 3 here — JSON decoding goes by name);
+ * - `RateLimitDescriptor.hits_addend` (field 3, UInt64Value) and `is_negative_hits` (field 4, bool,
+ *   Envoy 1.38) in envoy.extensions.common.ratelimit.v3.
+ */
+const RATE_LIMIT_PATCHES: readonly { file: string; anchor: string; insert: string }[] = [
+  {
+    file: "envoy/config/route/v3/route_components.proto",
+    anchor: "  Override limit = 4;",
+    insert: [
+      "",
+      "  message HitsAddend {",
+      "    google.protobuf.UInt64Value number = 1;",
+      "    string format = 2;",
+      "    bool is_negative_hits = 3;",
+      "  }",
+      "",
+      "  HitsAddend hits_addend = 5;",
+      "",
+      "  bool apply_on_stream_done = 6;",
+      "",
+    ].join("\n"),
+  },
+  {
+    file: "envoy/extensions/common/ratelimit/v3/ratelimit.proto",
+    anchor: "  RateLimitOverride limit = 2;",
+    insert: "\n\n  google.protobuf.UInt64Value hits_addend = 3;\n\n  bool is_negative_hits = 4;",
+  },
+];
 
 /** Import roots, as buf modules: directory name in the workspace → source directory. */
 const ROOTS: Readonly<Record<string, string>> = {
@@ -83,7 +118,19 @@ async function buildSet(out: string): Promise<void> {
   const work = `${out}.work-${process.pid}`;
   await rm(work, { recursive: true, force: true });
   await mkdir(join(work, "pgv/validate"), { recursive: true });
-  for (const [name, dir] of Object.entries(ROOTS)) await symlink(dir, join(work, name));
+  for (const [name, dir] of Object.entries(ROOTS))
+    if (name === "envoy-api") await cp(dir, join(work, name), { recursive: true });
+    else await symlink(dir, join(work, name));
+  for (const patch of RATE_LIMIT_PATCHES) {
+    const path = join(work, "envoy-api", patch.file);
+    const text = await readFile(path, "utf8");
+    if (text.includes(patch.insert)) continue;
+    if (!text.includes(patch.anchor)) throw new Error(`${patch.file} changed: revisit RATE_LIMIT_PATCHES`);
+    const wrappers = 'import "google/protobuf/wrappers.proto";';
+    let patched = text.replace(patch.anchor, `${patch.anchor}${patch.insert}`);
+    if (!patched.includes(wrappers)) patched = patched.replace(/^import /m, `${wrappers}\nimport `);
+    await writeFile(path, patched);
+  }
   const validate = await readFile(join(deps, "protoc-gen-validate/validate/validate.proto"), "utf8");
   const strict = "  optional bool strict = 25 [default = true];";
   if (!validate.includes(strict)) throw new Error("validate.proto changed: revisit the ignore_empty patch");
