@@ -52,6 +52,13 @@ const NO_METRICS: LeaseMetrics = {
 };
 const isLeased = (t: Take): boolean => t.lease !== undefined;
 
+/**
+ * The lease of a take: its own, else the default one; none for a calendar window (config refuses
+ * `lease` with `calendar`, and lease.lua knows only epoch-aligned windows), which goes to the store.
+ */
+const leaseOptions = (t: Take, defaultLease: LeaseOptions | undefined): LeaseOptions | undefined =>
+  t.policy.calendar === undefined ? (t.lease ?? defaultLease) : undefined;
+
 export class LeasedStore implements Store {
   readonly kind: string;
   readonly #o: LeasedStoreOptions;
@@ -87,7 +94,7 @@ export class LeasedStore implements Store {
     const now = this.#o.clock.now();
 
     takes.forEach((t, index) => {
-      const options = t.lease ?? this.#o.defaultLease;
+      const options = leaseOptions(t, this.#o.defaultLease);
       if (!options || options.size <= 1 || t.cost === 0) {
         direct.push(index);
         return;
@@ -191,7 +198,7 @@ export class LeasedStore implements Store {
     let i = 0;
     for (; i < takes.length; i++) {
       const t = takes[i] as Take;
-      const options = t.lease ?? this.#o.defaultLease;
+      const options = leaseOptions(t, this.#o.defaultLease);
       const lease = options && options.size > 1 && t.cost > 0 ? this.#leases.get(t.key) : undefined;
       if (lease === undefined || lease.expired(now) || lease.tokens < t.cost) break;
       // Spent at once, as in `take`: a second take of the same key sees it.

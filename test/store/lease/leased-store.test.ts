@@ -38,6 +38,24 @@ function setup() {
 }
 
 describe("leased store", () => {
+  it("never leases a calendar window, even with a lease: every take goes to the shared bucket", async () => {
+    const { store, grants } = setup();
+    const monthly: Policy = {
+      algorithm: "fixed_window",
+      limit: 1000,
+      periodMs: 30 * 86_400_000,
+      burst: 1000,
+      calendar: { unit: "month", timeZone: "UTC" },
+    };
+    for (let i = 0; i < 5; i++) {
+      const [o] = await store.take([{ key: "{t}:cal", policy: monthly, cost: 1, lease }]);
+      expect(o?.remaining).toBe(1000 - i - 1);
+    }
+    expect(store.takeNow([{ key: "{t}:cal", policy: monthly, cost: 1, lease }])).toBeUndefined();
+    expect(grants()).toBe(0);
+    expect(store.leases.size).toBe(0);
+  });
+
   it("serves a hot key from leased batches: few grants, tokens taken before they are spent", async () => {
     const { store, grants, sharedRemaining } = setup();
     for (let i = 0; i < 200; i++) expect((await store.take([take()]))[0]?.allowed).toBe(true);
