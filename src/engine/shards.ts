@@ -36,6 +36,8 @@ export function shardPolicies(policy: Policy, k: number): Policy[] {
       limit: share(policy.limit, k, s),
       periodMs: policy.periodMs,
       burst: share(policy.burst, k, s),
+      // Shards of a calendar window end where it ends.
+      ...(policy.calendar === undefined ? {} : { calendar: policy.calendar }),
     }),
   );
 }

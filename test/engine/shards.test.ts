@@ -11,6 +11,24 @@ const gcra = (limit: number, burst = limit): Policy => ({
 });
 
 describe("shard policies", () => {
+  it("keep the calendar of a calendar window, so every shard resets at the same boundary", () => {
+    const calendar = { unit: "month", timeZone: "Europe/Berlin" } as const;
+    const monthly: Policy = {
+      algorithm: "fixed_window",
+      limit: 1000,
+      periodMs: 30 * 86_400_000,
+      burst: 1000,
+      calendar,
+    };
+    expect(shardPolicies(monthly, 4).map((p) => p.calendar)).toEqual([
+      calendar,
+      calendar,
+      calendar,
+      calendar,
+    ]);
+    expect(shardPolicies(monthly, 4).reduce((sum, p) => sum + p.limit, 0)).toBe(1000);
+  });
+
   it("split rate and capacity exactly, the remainder going to the first shards", () => {
     const parts = shardPolicies(gcra(10, 7), 4);
     expect(parts.map((p) => p.limit)).toEqual([3, 3, 2, 2]);
