@@ -8,6 +8,7 @@ import { consoleOut, type Out } from "./cli-out.js";
 import { describeRules } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
 import { loadConfig } from "./config/load.js";
+import { describeRlqs } from "./config/sections/rlqs.js";
 import { describeTiers } from "./config/sections/tiers.js";
 import { loadServingConfig } from "./config/serving.js";
 import { runExplain as explain } from "./explain.js";
@@ -39,7 +40,12 @@ export async function runCheck(
   const target = path ?? settings.config;
   try {
     const config = await loadServingConfig((o) => loadConfig(target, o), validationOptionsOf(settings));
-    for (const line of [...describeRules(config.rules), ...describeTiers(config.tiers)]) out.log(line);
+    for (const line of [
+      ...describeRules(config.rules),
+      ...describeTiers(config.tiers),
+      ...describeRlqs(config.rlqs),
+    ])
+      out.log(line);
     out.error(`${target}: ok (${config.rules.domains.size} domain(s), ${config.rules.files.length} file(s))`);
     return 0;
   } catch (err) {

@@ -7,6 +7,7 @@
  */
 import { describeRules, rulesOf } from "./config/describe.js";
 import { ConfigError, formatProblem } from "./config/errors.js";
+import { describeRlqs } from "./config/sections/rlqs.js";
 import { describeTiers } from "./config/sections/tiers.js";
 import { loadServingConfig, type ServingConfig, type ValidationOptions } from "./config/serving.js";
 import type { ConfigSource } from "./config/source.js";
@@ -90,7 +91,11 @@ export async function loadConfigState(o: ConfigStateOptions): Promise<ConfigStat
     },
     lastReload: () => last,
     describe() {
-      const lines = [...describeRules(current.rules), ...describeTiers(current.tiers)];
+      const lines = [
+        ...describeRules(current.rules),
+        ...describeTiers(current.tiers),
+        ...describeRlqs(current.rlqs),
+      ];
       if (last === undefined) return lines;
       const when = `${last.ok ? "ok" : "FAILED, serving the previous rules"} at ${last.at.toISOString()}`;
       return [...lines, `# last reload: ${when}`, ...last.problems.map((p) => `#   ${p}`)];
