@@ -127,3 +127,12 @@ export function tenantTiersKey(prefix: string): string {
 export function tenantTiersChannel(prefix: string): string {
   return `${tenantTiersKey(prefix)}:changed`;
 }
+
+/**
+ * The RLQS usage hash of one shared bucket: `<prefix>tl:v1:{<domain>|<entries>}:q`. Same hash tag
+ * as the bucket's limiter keys (one slot), its own suffix `q` (no limiter key ends so). Each field
+ * is one Envoy's participation (docs/rlqs.md), written by lua/rlqs_usage.lua.
+ */
+export function quotaKey(prefix: string, domain: string, entries: readonly Entry[]): string {
+  return `${keyHead(prefix, domain)}${entriesPart(entries)}}:q`;
+}

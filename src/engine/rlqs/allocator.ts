@@ -1,0 +1,75 @@
+/**
+ * The fair allocator of RLQS (docs/rlqs.md, "Fairness model"): pure functions, no I/O, no clock.
+ *
+ * Every Envoy reporting one bucket is a participant with a recent demand (allowed + denied requests
+ * per second) and the rate it currently holds. Its target share of the shared limit L is
+ *
+ *     floor + (L − n·floor) · demand / Σ demand        (an equal split of the pool when Σ demand = 0)
+ *     floor = minShare · L / n
+ *
+ * so targets sum to L exactly and a quiet Envoy still gets `floor` to start with. What is sent is the
+ * target capped by the room the others leave (L − Σ their held rates), so the sum of held rates
+ * stays within L while shares move: a growing Envoy gets the rate a shrinking one gave up once the
+ * shrinking one has taken its lower assignment (one reporting interval later). Small moves are not
+ * re-sent (hysteresis, `threshold`): Envoy starts a new token bucket full on every changed
+ * assignment, so needless changes would hand out extra bursts.
+ */
+
+/** One Envoy's view of a bucket, as aggregated across tollgate instances. */
+export interface Participant {
+  readonly id: string;
+  /** Recent demand, requests per second (allowed + denied). */
+  readonly demand: number;
+  /** Rate it holds now, requests per second (0 when it holds no assignment). */
+  readonly held: number;
+}
+
+/** The knobs of one domain's `rlqs` section that the allocator reads. */
+export interface FairParams {
+  /** The shared limit, requests per second. */
+  readonly limit: number;
+  /** Floor as a fraction of an equal split (0..1). */
+  readonly minShare: number;
+  /** Relative change below which a held rate is kept (0..1). */
+  readonly threshold: number;
+}
+
+/** Target shares, one per participant in order; they sum to `limit` (up to float rounding). */
+export function targetShares(limit: number, minShare: number, demands: readonly number[]): number[] {
+  const n = demands.length;
+  if (n === 0) return [];
+  const floor = (Math.min(Math.max(minShare, 0), 1) * limit) / n;
+  const pool = limit - floor * n;
+  let total = 0;
+  for (const d of demands) total += d > 0 && Number.isFinite(d) ? d : 0;
+  return demands.map((d) => {
+    const w = d > 0 && Number.isFinite(d) ? d : 0;
+    return floor + (total > 0 ? (pool * w) / total : pool / n);
+  });
+}
+
+/**
+ * The rate to assign to participant `self` (which is in `all`), given what it was last sent
+ * (`previous`, undefined for none). Returns `previous` unchanged when the move is smaller than the
+ * threshold and still fits in the room.
+ */
+export function nextRate(
+  params: FairParams,
+  all: readonly Participant[],
+  selfId: string,
+  previous: number | undefined,
+): number {
+  const index = all.findIndex((p) => p.id === selfId);
+  if (index < 0) throw new RangeError(`participant ${selfId} is not in the view`);
+  const target = targetShares(
+    params.limit,
+    params.minShare,
+    all.map((p) => p.demand),
+  )[index] as number;
+  let others = 0;
+  for (const p of all) if (p.id !== selfId) others += p.held;
+  const room = Math.max(0, params.limit - others);
+  if (previous !== undefined && previous <= room && Math.abs(target - previous) < params.threshold * previous)
+    return previous;
+  return Math.min(target, room);
+}

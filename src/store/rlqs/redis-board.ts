@@ -1,0 +1,92 @@
+/**
+ * The Redis usage board: lua/rlqs_usage.lua, one EVALSHA per bucket per usage report, on its own
+ * client (single node, Sentinel or Cluster: the script touches one key, routed by it). Errors are
+ * StoreErrors, which the RLQS service turns into the domain's failure policy (docs/rlqs.md).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Cluster, Redis, Result } from "ioredis";
+import type { Participant } from "../../engine/rlqs/allocator.js";
+import { createRedisClient, type RedisClientOptions } from "../redis/client.js";
+import { DEFAULT_SCRIPTS_DIR } from "../redis/scripts.js";
+import { parseRedisUrl } from "../redis/url.js";
+import { waitUntilReady } from "../redis/wait-ready.js";
+import { StoreError } from "../store.js";
+import type { UsageBoard, UsageEntry } from "./board.js";
+
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    /** lua/rlqs_usage.lua: key, participant, demand, held, staleMs. */
+    tollgateRlqsUsage: (...keyThenArgv: (string | number)[]) => Result<unknown, Context>;
+  }
+}
+
+/** Options of {@link RedisUsageBoard}. */
+export interface RedisUsageBoardOptions extends RedisClientOptions {
+  readonly url: string;
+  /** Directory of lua/. @default the package's */
+  readonly scriptsDir?: string;
+}
+
+/** A number as the script stores it: plain decimal, 6 fractional digits at most. */
+const decimal = (x: number) => (Number.isFinite(x) && x > 0 ? String(Math.round(x * 1e6) / 1e6) : "0");
+
+/** See the module comment. */
+export class RedisUsageBoard implements UsageBoard {
+  readonly kind = "redis";
+  readonly #client: Redis | Cluster;
+
+  constructor(opts: RedisUsageBoardOptions) {
+    const { url, scriptsDir, ...client } = opts;
+    this.#client = createRedisClient(parseRedisUrl(url), client);
+    this.#client.on("error", () => {});
+    const lua = readFileSync(join(scriptsDir ?? DEFAULT_SCRIPTS_DIR, "rlqs_usage.lua"), "utf8");
+    this.#client.defineCommand("tollgateRlqsUsage", { numberOfKeys: 1, lua });
+  }
+
+  async report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
+    let reply: unknown;
+    try {
+      reply = await this.#client.tollgateRlqsUsage(
+        key,
+        entry.participant,
+        decimal(entry.demand),
+        decimal(entry.held),
+        Math.max(1, Math.round(staleMs)),
+      );
+    } catch (err) {
+      throw new StoreError(`rlqs usage report failed: ${(err as Error).message}`, {
+        code: "rlqs_usage",
+        transient: true,
+        cause: err,
+      });
+    }
+    if (!Array.isArray(reply) || reply.length % 3 !== 0)
+      throw new StoreError("rlqs usage report: unexpected reply", { code: "bad_reply", transient: false });
+    const out: Participant[] = [];
+    for (let i = 0; i < reply.length; i += 3)
+      out.push({ id: String(reply[i]), demand: Number(reply[i + 1]), held: Number(reply[i + 2]) });
+    return out;
+  }
+
+  async leave(key: string, participant: string): Promise<void> {
+    try {
+      await this.#client.hdel(key, participant);
+    } catch (err) {
+      throw new StoreError(`rlqs usage leave failed: ${(err as Error).message}`, {
+        code: "rlqs_usage",
+        transient: true,
+        cause: err,
+      });
+    }
+  }
+
+  /** Resolves once the client is connected and ready (rejects after `timeoutMs`). */
+  async ready(timeoutMs = 10_000): Promise<void> {
+    await waitUntilReady(this.#client, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    this.#client.disconnect();
+  }
+}
