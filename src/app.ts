@@ -6,6 +6,7 @@
  * rejects with a StartupError naming it; shutdown closes the same list in the same order. Nothing
  * else wires components together.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { createConfigSource } from "./config-source.js";
@@ -14,7 +15,7 @@ import { startDebugListener } from "./debug-listener.js";
 import { decisionLog } from "./decision-log.js";
 import { Engine } from "./engine/decide.js";
 import { matchTier, tierOf } from "./engine/tiers.js";
-import { type Algorithm, type RuleSet, systemClock } from "./engine/types.js";
+import { type Algorithm, type FailurePolicy, type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import { adminTenantRoutes } from "./protocol/admin-tenants.js";
@@ -24,11 +25,13 @@ import { createGrpcServer, type GrpcTransport, type TlsOptions } from "./protoco
 import { HealthState, healthMethod } from "./protocol/health.js";
 import { createHttpServer } from "./protocol/http.js";
 import { quotaRoutes } from "./protocol/quota.js";
+import { rlqsMethod } from "./protocol/rlqs/service.js";
 import { rlsMethod } from "./protocol/rls.js";
 import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
 import { type Closed, listenOrClose, Startup } from "./startup.js";
 import { type BuiltStore, createStore } from "./store/create.js";
+import { MemoryUsageBoard } from "./store/rlqs/memory-board.js";
 import { createTenantOverrides } from "./store/tenants/create.js";
 import { TenantTierState } from "./tenant-tiers.js";
 import { validationOptionsOf } from "./validation.js";
@@ -206,12 +209,29 @@ async function startSteps(
     return { value: await listenOrClose(http, settings.httpAddr), close: () => http.close() };
   });
 
+  // The `local` failure policy's RLQS board: this instance's Envoys only, limits divided by instances.
+  const rlqsLocalBoard = new MemoryUsageBoard({ clock });
   const grpcAddress = await startup.step("grpc listen", async () => {
     const grpc = createGrpcServer({
       methods: [
         rlsMethod((q) => engine.shouldRateLimit(q), bounds),
         createCheckMethod({ engine, rules: () => config.current().extAuthz }),
         healthMethod(health),
+      ],
+      streamMethods: [
+        rlqsMethod({
+          config: () => config.current(),
+          board: built.rlqsBoard,
+          localBoard: rlqsLocalBoard,
+          instances: () => built.instances(),
+          clock,
+          instanceId: randomUUID(),
+          defaultPolicy: settings.onStoreError as FailurePolicy,
+          keyPrefix: settings.keyPrefix,
+          events: metrics,
+          streamEvents: metrics,
+          onError: (err, where) => logger.error({ err, where }, "rlqs stream error"),
+        }),
       ],
       maxMessageBytes: settings.maxMessageBytes,
       maxInFlight: settings.maxInFlight,

@@ -161,6 +161,41 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
       // Every worker reports the same labels: the group shows 1, not the number of workers.
       aggregator: "max",
     }),
+    rlqsStreams: new Gauge({
+      name: `${PREFIX}rlqs_streams`,
+      help: "RLQS streams (StreamRateLimitQuotas) open now.",
+      registers,
+    }),
+    rlqsStreamsClosed: new Counter({
+      name: `${PREFIX}rlqs_streams_closed_total`,
+      help: "RLQS streams ended, by reason (ok: the client half-closed; invalid_argument; internal; closed: cancelled, connection gone or drained).",
+      labelNames: ["reason"] as const,
+      registers,
+    }),
+    rlqsUsages: new Counter({
+      name: `${PREFIX}rlqs_bucket_reports_total`,
+      help: "Bucket usages received in RLQS usage reports, by domain (configured rlqs domains only).",
+      labelNames: ["domain"] as const,
+      registers,
+    }),
+    rlqsAssignments: new Counter({
+      name: `${PREFIX}rlqs_assignments_total`,
+      help: "RLQS quota assignments sent, by domain and kind (token_bucket, allow_all, deny_all).",
+      labelNames: ["domain", "kind"] as const,
+      registers,
+    }),
+    rlqsAbandons: new Counter({
+      name: `${PREFIX}rlqs_abandons_total`,
+      help: "RLQS buckets abandoned (AbandonAction sent) after idle_intervals reports without requests, by domain.",
+      labelNames: ["domain"] as const,
+      registers,
+    }),
+    rlqsBoardErrors: new Counter({
+      name: `${PREFIX}rlqs_board_errors_total`,
+      help: "RLQS usage reports the shared usage board (Redis) failed, by domain and the failure policy that answered (local, allow, deny, error).",
+      labelNames: ["domain", "policy"] as const,
+      registers,
+    }),
     inFlight: new Gauge({
       name: `${PREFIX}in_flight_requests`,
       help: "Requests being decided right now (bounded by --max-in-flight).",

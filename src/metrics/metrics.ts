@@ -137,6 +137,8 @@ export class TollgateMetrics implements EngineMetrics {
     for (const kind of STORE_ERROR_KINDS) this.m.storeErrors.inc({ kind }, 0);
     for (const reason of REJECT_REASONS) this.m.rejected.inc({ reason }, 0);
     for (const result of ["success", "failure"] as const) this.m.reloads.inc({ result }, 0);
+    for (const reason of ["ok", "invalid_argument", "internal", "closed"] as const)
+      this.m.rlqsStreamsClosed.inc({ reason }, 0);
     this.overrides = new SeriesCap(maxSeries, (key) => {
       const [domain = OVERFLOW, result = OVERFLOW, override = OVERFLOW] =
         key === OVERFLOW ? [] : key.split("\0");
@@ -214,6 +216,37 @@ export class TollgateMetrics implements EngineMetrics {
   /** A take found no usable local lease and went to the store. */
   leaseLocalMiss(): void {
     this.leaseMisses++;
+  }
+
+  /** An RLQS stream opened. */
+  rlqsStreamOpened(): void {
+    this.m.rlqsStreams.inc();
+  }
+
+  /** An RLQS stream ended, and why. */
+  rlqsStreamClosed(reason: "ok" | "invalid_argument" | "internal" | "closed"): void {
+    this.m.rlqsStreams.dec();
+    this.m.rlqsStreamsClosed.inc({ reason });
+  }
+
+  /** `buckets` bucket usages arrived in one report of a configured rlqs domain. */
+  rlqsUsage(domain: string, buckets: number): void {
+    this.m.rlqsUsages.inc({ domain }, buckets);
+  }
+
+  /** An assignment was sent. */
+  rlqsAssignment(domain: string, kind: "allow_all" | "deny_all" | "token_bucket" | "fallback"): void {
+    this.m.rlqsAssignments.inc({ domain, kind });
+  }
+
+  /** A bucket was abandoned. */
+  rlqsAbandon(domain: string): void {
+    this.m.rlqsAbandons.inc({ domain });
+  }
+
+  /** The shared usage board failed a report; `policy` answered. */
+  rlqsBoardError(domain: string, policy: string): void {
+    this.m.rlqsBoardErrors.inc({ domain, policy });
   }
 
   /** Live instance count, as seen through the heartbeat (or pinned by a setting). */

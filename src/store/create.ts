@@ -16,6 +16,10 @@ import { MemoryStore } from "./memory/memory-store.js";
 import { createRedisClient } from "./redis/client.js";
 import { RedisStore } from "./redis/redis-store.js";
 import { parseRedisUrl } from "./redis/url.js";
+import type { UsageBoard } from "./rlqs/board.js";
+import { LazyUsageBoard } from "./rlqs/lazy-board.js";
+import { MemoryUsageBoard } from "./rlqs/memory-board.js";
+import { RedisUsageBoard } from "./rlqs/redis-board.js";
 import type { Store } from "./store.js";
 
 export interface StoreSettings {
@@ -45,6 +49,13 @@ export interface BuiltStore {
   readonly store: Store;
   /** Present for Redis-backed stores. */
   readonly guard: GuardedStore | PartitionedGuard | undefined;
+  /**
+   * The RLQS usage board: in-process on memory, Redis (its own client, connected on first use) on
+   * Redis stores.
+   */
+  readonly rlqsBoard: UsageBoard;
+  /** Live tollgate instances (1 on memory): the `local` failure policy divides limits by it. */
+  instances(): number;
   /** Start background work (heartbeat). */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -78,7 +89,15 @@ export function createStore(
 ): BuiltStore {
   if (s.store === "memory") {
     const store = new MemoryStore({ clock: deps.clock, maxBuckets: s.memoryMaxBuckets });
-    return { store, guard: undefined, start: async () => {}, close: () => store.close() };
+    const rlqsBoard = new MemoryUsageBoard({ clock: deps.clock });
+    return {
+      store,
+      guard: undefined,
+      rlqsBoard,
+      instances: () => 1,
+      start: async () => {},
+      close: () => Promise.all([store.close(), rlqsBoard.close()]).then(() => {}),
+    };
   }
   const log = deps.logger.child({ component: "store" });
   const redis = new RedisStore({
@@ -139,15 +158,26 @@ export function createStore(
     grantDeadlineMs: s.storeDeadline,
     ...(s.leaseSize > 1 ? { defaultLease: { size: s.leaseSize, ttlMs: s.leaseTtl } } : {}),
   });
+  const rlqsBoard = new LazyUsageBoard(
+    () =>
+      new RedisUsageBoard({
+        url: s.store,
+        commandTimeoutMs: s.redisCommandTimeout,
+        ...(s.redisTlsCaFile ? { tlsCaFile: s.redisTlsCaFile } : {}),
+      }),
+  );
   return {
     store,
     guard,
+    rlqsBoard,
+    instances: () => registry.count(),
     start: async () => {
       registry.start();
     },
     close: async () => {
       await registry.stop().catch(() => {});
       heartbeatClient.disconnect();
+      await rlqsBoard.close();
       await store.close();
     },
   };

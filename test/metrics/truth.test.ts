@@ -293,7 +293,8 @@ describe("metrics read what their help text says", () => {
     }
   });
 
-  it("leaves no tollgate metric without a check here", async () => {
-    expect((await definedNames()).filter((n) => !covered.has(n))).toEqual([]);
+  it("leaves no tollgate metric without a check here (RLQS ones: rlqs-truth.test.ts)", async () => {
+    const rlqs = (n: string) => n.startsWith("tollgate_rlqs_");
+    expect((await definedNames()).filter((n) => !covered.has(n) && !rlqs(n))).toEqual([]);
   });
 });

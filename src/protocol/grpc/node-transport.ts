@@ -8,8 +8,14 @@ import {
   type IncomingHttpHeaders,
   type ServerHttp2Stream,
 } from "node:http2";
-import type { UnaryCall } from "./call.js";
-import type { AcceptStream, Connection, TlsOptions, TransportHooks } from "./transport.js";
+import type {
+  AcceptedCall,
+  AcceptStream,
+  Connection,
+  StreamWire,
+  TlsOptions,
+  TransportHooks,
+} from "./transport.js";
 
 const REJECT_HEADERS = Object.freeze({ ":status": 415, "content-type": "text/plain" });
 
@@ -61,12 +67,58 @@ class NodeCallStream implements AcceptStream {
   destroy(): void {
     this.stream.destroy();
   }
+  streamWire(): StreamWire {
+    return new NodeStreamWire(this.stream);
+  }
+}
+
+/** A long-lived response over a node:http2 stream: headers, messages, trailers. */
+class NodeStreamWire implements StreamWire {
+  #trailers: Record<string, string> | undefined;
+  readonly connection: object;
+  constructor(readonly stream: ServerHttp2Stream) {
+    this.connection = stream.session ?? stream;
+    stream.on("wantTrailers", () => {
+      try {
+        stream.sendTrailers(this.#trailers ?? OK_TRAILERS);
+      } catch {
+        stream.destroy();
+      }
+    });
+  }
+  get buffered(): number {
+    return this.stream.writableLength;
+  }
+  open(): void {
+    const s = this.stream;
+    if (!s.headersSent && !s.destroyed) s.respond(OK_HEADERS, OK_OPTIONS);
+  }
+  write(framed: Buffer): boolean {
+    this.open();
+    return this.stream.destroyed ? false : this.stream.write(framed);
+  }
+  finish(fields: readonly (readonly [string, string])[]): void {
+    const s = this.stream;
+    if (s.destroyed) return;
+    const trailers: Record<string, string> = {};
+    for (const [name, value] of fields) trailers[name] = value;
+    try {
+      if (!s.headersSent) {
+        s.respond({ ":status": 200, "content-type": "application/grpc", ...trailers }, END_STREAM);
+        return;
+      }
+      this.#trailers = trailers;
+      s.end();
+    } catch {
+      s.destroy();
+    }
+  }
 }
 
 /** Symbol under which an accepted stream carries its call (lets listeners be shared functions). */
 const CALL = Symbol("tollgate.call");
 
-type NodeStream = ServerHttp2Stream & { [CALL]?: UnaryCall };
+type NodeStream = ServerHttp2Stream & { [CALL]?: AcceptedCall };
 
 function onCallData(this: NodeStream, chunk: Buffer): void {
   countActivity(this.session);

@@ -19,10 +19,12 @@ import { createH2Transport } from "./h2-transport.js";
 import { idleSweeper } from "./idle.js";
 import { createNodeTransport } from "./node-transport.js";
 import { Status } from "./status.js";
+import { StreamCall, type StreamHost, type StreamMethod } from "./stream-call.js";
 import { parseGrpcTimeout } from "./timeout.js";
-import type { AcceptStream, Connection, TlsOptions } from "./transport.js";
+import type { AcceptedCall, AcceptStream, Connection, TlsOptions } from "./transport.js";
 
 export type { CallContext, UnaryMethod } from "./call.js";
+export type { StreamContext, StreamHandler, StreamMethod } from "./stream-call.js";
 export type { TlsOptions } from "./transport.js";
 
 /** Which HTTP/2 implementation serves the gRPC port. */
@@ -31,6 +33,16 @@ export type GrpcTransport = "tollgate" | "node";
 export interface GrpcServerOptions {
   // biome-ignore lint/suspicious/noExplicitAny: methods of different message types share one list
   readonly methods: readonly UnaryMethod<any, any>[];
+  /**
+   * Bidirectional-streaming methods (RLQS). Served on the node:http2 transport; the own transport
+   * answers them UNIMPLEMENTED, naming `--grpc-transport node`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: methods of different message types share one list
+  readonly streamMethods?: readonly StreamMethod<any, any>[];
+  /** Open streaming calls per connection past which a new one is refused RESOURCE_EXHAUSTED. @default 100 */
+  readonly maxStreamsPerConnection?: number;
+  /** Response bytes a streaming call may buffer for a slow reader before it is ended. @default 1 MiB */
+  readonly maxStreamBufferedBytes?: number;
   /** Largest request message in bytes, compressed or after decompression. Larger → RESOURCE_EXHAUSTED. */
   readonly maxMessageBytes: number;
   /** Calls in flight past which a new one is answered RESOURCE_EXHAUSTED at once. @default Infinity */
@@ -75,6 +87,8 @@ export interface GrpcServer {
   close(): Promise<void>;
   /** Calls accepted and not yet answered. */
   inFlight(): number;
+  /** Streaming calls open. */
+  openStreams(): number;
 }
 
 /** `application/grpc`, `application/grpc+proto`, optionally with parameters. */
@@ -84,6 +98,12 @@ const ACCEPT_ENCODING = Object.freeze({ "grpc-accept-encoding": "identity,gzip" 
 /** Create (not yet listening) a unary gRPC server for `opts.methods`. */
 export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const methods = new Map<string, UnaryMethod>(opts.methods.map((m) => [m.path, m as UnaryMethod]));
+  const streamMethods = new Map<string, StreamMethod>(
+    (opts.streamMethods ?? []).map((m) => [m.path, m as StreamMethod]),
+  );
+  const maxStreamsPerConnection = opts.maxStreamsPerConnection ?? 100;
+  const streams = new Set<StreamCall>();
+  const streamsPerConnection = new WeakMap<object, number>();
   const maxInFlight = opts.maxInFlight ?? Number.POSITIVE_INFINITY;
   const onError = opts.onError ?? (() => {});
   const connections = new Set<Connection>();
@@ -100,8 +120,55 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     ...(events ? { rejected: (reason: "invalid_argument" | "deadline") => events.rejected(reason) } : {}),
   };
 
+  const streamHost: StreamHost = {
+    maxMessageBytes: opts.maxMessageBytes,
+    maxBufferedBytes: opts.maxStreamBufferedBytes ?? 1024 * 1024,
+    onError,
+    callDone: (call) => {
+      streams.delete(call);
+      const n = streamsPerConnection.get(call.connection) ?? 1;
+      streamsPerConnection.set(call.connection, n - 1);
+    },
+  };
+
+  /** A streaming method's call, or undefined when refused (answered already). */
+  const acceptStreaming = (
+    stream: AcceptStream,
+    headers: CallHeaders,
+    method: StreamMethod,
+    gzip: boolean,
+  ): StreamCall | undefined => {
+    const wire = stream.streamWire?.();
+    if (wire === undefined) {
+      trailersOnly(
+        stream,
+        Status.UNIMPLEMENTED,
+        `${method.path} is a streaming method, which this HTTP/2 transport does not serve yet: start tollgate with --grpc-transport node`,
+      );
+      return undefined;
+    }
+    if (draining) {
+      trailersOnly(stream, Status.UNAVAILABLE, "server draining: reconnect to another instance");
+      return undefined;
+    }
+    const open = streamsPerConnection.get(wire.connection) ?? 0;
+    if (open >= maxStreamsPerConnection) {
+      events?.rejected("overload");
+      trailersOnly(
+        stream,
+        Status.RESOURCE_EXHAUSTED,
+        `too many streams on this connection: ${open} open, limit ${maxStreamsPerConnection}`,
+      );
+      return undefined;
+    }
+    streamsPerConnection.set(wire.connection, open + 1);
+    const call = new StreamCall(wire, headers, stream.peer, method, gzip, streamHost);
+    if (!call.ended) streams.add(call);
+    return call;
+  };
+
   /** Check a new stream's headers: its call, or undefined when it was answered (refused) already. */
-  const accept = (stream: AcceptStream, headers: CallHeaders): UnaryCall | undefined => {
+  const accept = (stream: AcceptStream, headers: CallHeaders): AcceptedCall | undefined => {
     const contentType = headers["content-type"];
     if (typeof contentType !== "string" || !GRPC_CONTENT_TYPE.test(contentType)) {
       // gRPC over HTTP/2: a non-gRPC content-type is answered at the HTTP layer (415).
@@ -113,7 +180,8 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     }
     const path = headers[":path"] ?? "";
     const method = typeof path === "string" ? methods.get(path) : undefined;
-    if (method === undefined || headers[":method"] !== "POST") {
+    const streamMethod = typeof path === "string" ? streamMethods.get(path) : undefined;
+    if ((method === undefined && streamMethod === undefined) || headers[":method"] !== "POST") {
       trailersOnly(stream, Status.UNIMPLEMENTED, `unknown method ${headers[":method"] ?? ""} ${path}`);
       return undefined;
     }
@@ -128,6 +196,8 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       );
       return undefined;
     }
+    if (streamMethod !== undefined) return acceptStreaming(stream, headers, streamMethod, gzip);
+    if (method === undefined) return undefined; // unreachable: checked above
     const timeout = headers["grpc-timeout"];
     let timeoutMs: number | undefined;
     if (typeof timeout === "string") {
@@ -186,8 +256,10 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       draining = true;
       const closed = serverClosed();
       const sessionsClosed = allClosed();
-      // close(): GOAWAY now; the session ends by itself once its open streams finish.
+      // close(): GOAWAY now; the session ends by itself once its open streams finish. Long-lived
+      // streams (RLQS) end now, cleanly (grpc-status 0): the client reconnects elsewhere.
       for (const c of connections) c.close();
+      for (const call of [...streams]) call.end(Status.OK);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs);
@@ -204,5 +276,6 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       await closed;
     },
     inFlight: () => inFlight,
+    openStreams: () => streams.size,
   };
 }

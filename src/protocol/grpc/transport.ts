@@ -3,7 +3,7 @@
  * h2-transport.ts over protocol/h2) share: the stream a transport hands over, the connection view the
  * idle sweep and drain use, and the hooks a transport calls.
  */
-import type { CallHeaders, CallStream, UnaryCall } from "./call.js";
+import type { CallHeaders, CallStream } from "./call.js";
 
 /** TLS for the gRPC port. Without `clientCa` any client may connect; with it, mTLS is required. */
 export interface TlsOptions {
@@ -15,9 +15,38 @@ export interface TlsOptions {
   readonly clientCa?: string | Buffer;
 }
 
+/**
+ * The response side of a long-lived (server- or bidirectional-streaming) call: headers once, any
+ * number of framed messages, then trailers. Only the node:http2 transport offers it for now.
+ */
+export interface StreamWire {
+  /** `:status 200`, gRPC content-type; the stream stays open. Idempotent. */
+  open(): void;
+  /** One framed message; false when the stream's write buffer is over its high-water mark. */
+  write(framed: Buffer): boolean;
+  /** Bytes written and not yet sent (flow control: the peer reads slowly or not at all). */
+  readonly buffered: number;
+  /** End the stream with trailers (or trailers-only when `open` was never called). */
+  finish(fields: readonly (readonly [string, string])[]): void;
+  /** The connection the stream belongs to (identity only: per-connection stream caps). */
+  readonly connection: object;
+}
+
 /** A CallStream that can also answer plain HTTP (the 415 to a non-gRPC content-type). */
 export interface AcceptStream extends CallStream {
   respondText(status: number, body: string): void;
+  /** Long-lived streaming responses, where the transport supports them (node:http2). */
+  streamWire?(): StreamWire;
+}
+
+/** What a transport feeds an accepted stream's request side into (a unary or a streaming call). */
+export interface AcceptedCall {
+  /** A chunk of request DATA (a view that may be reused after return: copy what is kept). */
+  push(chunk: Buffer): void;
+  /** The client ended its side. */
+  run(): void;
+  /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
+  closed(): void;
 }
 
 /** What the idle sweep and drain need of a connection, whichever transport carries it. */
@@ -36,7 +65,7 @@ export interface Connection {
 /** What a transport calls back into the server with. */
 export interface TransportHooks {
   /** A new stream's headers checked: its call, or undefined when it was answered (refused) already. */
-  readonly accept: (stream: AcceptStream, headers: CallHeaders) => UnaryCall | undefined;
+  readonly accept: (stream: AcceptStream, headers: CallHeaders) => AcceptedCall | undefined;
   /** A new connection, for the idle sweep and drain. */
   readonly addConnection: (c: Connection) => void;
   readonly onError: (err: unknown, where: string) => void;

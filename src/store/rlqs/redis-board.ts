@@ -24,6 +24,8 @@ declare module "ioredis" {
 /** Options of {@link RedisUsageBoard}. */
 export interface RedisUsageBoardOptions extends RedisClientOptions {
   readonly url: string;
+  /** How long a call waits for a connection that is not ready, ms. @default 1000 */
+  readonly connectWaitMs?: number;
   /** Directory of lua/. @default the package's */
   readonly scriptsDir?: string;
 }
@@ -35,9 +37,11 @@ const decimal = (x: number) => (Number.isFinite(x) && x > 0 ? String(Math.round(
 export class RedisUsageBoard implements UsageBoard {
   readonly kind = "redis";
   readonly #client: Redis | Cluster;
+  readonly #connectWaitMs: number;
 
   constructor(opts: RedisUsageBoardOptions) {
-    const { url, scriptsDir, ...client } = opts;
+    const { url, scriptsDir, connectWaitMs, ...client } = opts;
+    this.#connectWaitMs = connectWaitMs ?? 1000;
     this.#client = createRedisClient(parseRedisUrl(url), client);
     this.#client.on("error", () => {});
     const lua = readFileSync(join(scriptsDir ?? DEFAULT_SCRIPTS_DIR, "rlqs_usage.lua"), "utf8");
@@ -47,6 +51,8 @@ export class RedisUsageBoard implements UsageBoard {
   async report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
     let reply: unknown;
     try {
+      // The offline queue is off: wait (bounded) for the first connection or a reconnect.
+      if (this.#client.status !== "ready") await waitUntilReady(this.#client, this.#connectWaitMs);
       reply = await this.#client.tollgateRlqsUsage(
         key,
         entry.participant,

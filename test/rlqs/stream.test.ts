@@ -1,0 +1,179 @@
+/**
+ * The RLQS stream on a running tollgate (`--grpc-transport node`), through a client built on the
+ * official Envoy protos: assignments at once, blanket rules from the same rules, bad input, the own
+ * transport's UNIMPLEMENTED, and a drain ending streams cleanly.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
+import { SimEnvoy } from "../../bench/rlqs-envoy.mjs";
+import { type Service, startService } from "../helpers/service.js";
+
+const CONFIG = `domain: edge
+rlqs:
+  keys: [{ key: tenant }, { key: route_class, required: false }]
+  assignment_ttl: 4s
+  reporting_interval: 200ms
+  idle_intervals: 3
+descriptors:
+  - key: tenant
+    value: blocked
+    rate_limit: { unit: second, requests_per_unit: 0 }
+  - key: tenant
+    value: vip
+    rate_limit: { unlimited: true }
+  - key: tenant
+    rate_limit: { unit: second, requests_per_unit: 100, burst: 10 }
+`;
+
+interface Raw {
+  responses: unknown[];
+  status: Promise<{ code: number; details: string }>;
+  write(msg: object): void;
+  end(): void;
+}
+
+type SimEnvoyT = {
+  request(bucket: Record<string, string>): boolean;
+  rateOf(bucket: Record<string, string>): number | undefined;
+  responses: number;
+  streamEnds: { code: number; details: string }[];
+  close(): void;
+};
+
+function rawStream(address: string): Raw {
+  const Ctor = (
+    new SimEnvoy({ address, domain: "x", reportingIntervalMs: 1e9 }) as unknown as {
+      client: grpc.Client & { close(): void };
+    }
+  ).client;
+  const stream = (
+    Ctor as unknown as { StreamRateLimitQuotas(): grpc.ClientDuplexStream<object, unknown> }
+  ).StreamRateLimitQuotas();
+  const responses: unknown[] = [];
+  stream.on("data", (d) => responses.push(d));
+  const status = new Promise<{ code: number; details: string }>((resolve) => {
+    stream.on("error", (e: grpc.ServiceError) => resolve({ code: e.code, details: e.details }));
+    stream.on("status", (s: grpc.StatusObject) => {
+      if (s.code === 0) resolve({ code: 0, details: s.details });
+    });
+  });
+  return { responses, status, write: (m) => stream.write(m), end: () => stream.end() };
+}
+
+const waitFor = async (ok: () => boolean, ms = 5000) => {
+  const until = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+let node: Service;
+let own: Service;
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tollgate-rlqs-"));
+  const config = join(dir, "edge.yaml");
+  writeFileSync(config, CONFIG);
+  [node, own] = await Promise.all([
+    startService({ config, args: ["--grpc-transport", "node"] }),
+    startService({ config }),
+  ]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([node?.stop(), own?.stop()]);
+});
+
+describe("RLQS stream (node transport)", () => {
+  it("answers a new bucket's first report at once, from the same rules", async () => {
+    const envoy: SimEnvoyT = new SimEnvoy({
+      address: node.grpcAddress,
+      domain: "edge",
+      reportingIntervalMs: 200,
+    });
+    try {
+      envoy.request({ tenant: "acme" });
+      envoy.request({ tenant: "vip" });
+      envoy.request({ tenant: "blocked" });
+      await waitFor(() => envoy.responses >= 3, 3000);
+      // One Envoy holds the whole limit: 100/s as 1000 tokens per 10 s, burst 10.
+      expect(envoy.rateOf({ tenant: "acme" })).toBe(100);
+      expect(envoy.request({ tenant: "vip" })).toBe(true);
+      expect(envoy.request({ tenant: "blocked" })).toBe(false);
+    } finally {
+      envoy.close();
+    }
+  });
+
+  it("abandons a bucket after idle_intervals reports without requests", async () => {
+    const raw = rawStream(node.grpcAddress);
+    const usage = (n: number) => ({
+      domain: "edge",
+      bucket_quota_usages: [
+        {
+          bucket_id: { bucket: { tenant: "idle" } },
+          time_elapsed: { seconds: 0, nanos: 200_000_000 },
+          num_requests_allowed: n,
+          num_requests_denied: 0,
+        },
+      ],
+    });
+    raw.write(usage(1));
+    await waitFor(() => raw.responses.length === 1);
+    for (let i = 0; i < 3; i++) raw.write(usage(0));
+    await waitFor(() => raw.responses.length === 2);
+    expect(raw.responses[1]).toMatchObject({
+      bucket_action: [{ bucket_id: { bucket: { tenant: "idle" } }, bucket_action: "abandon_action" }],
+    });
+    raw.end();
+    expect(await raw.status).toEqual({ code: 0, details: "" });
+  });
+
+  it.each([
+    [
+      { bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "a" } } }] },
+      "the first usage report of a stream must set domain",
+    ],
+    [
+      { domain: "nope", bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "a" } } }] },
+      'domain "nope" has no rlqs section in the config',
+    ],
+    [{ domain: "edge", bucket_quota_usages: [] }, "bucket_quota_usages is empty"],
+    [{ domain: "edge", bucket_quota_usages: [{}] }, "bucket_quota_usages[0].bucket_id is required"],
+    [
+      { domain: "edge", bucket_quota_usages: [{ bucket_id: { bucket: { route_class: "read" } } }] },
+      'bucket_quota_usages[0]: bucket_id lacks the required key "tenant"',
+    ],
+  ])("ends a stream with bad input INVALID_ARGUMENT: %j", async (msg, reason) => {
+    const raw = rawStream(node.grpcAddress);
+    raw.write(msg);
+    expect(await raw.status).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: reason });
+  });
+});
+
+describe("RLQS on the own transport (default)", () => {
+  it("answers UNIMPLEMENTED naming --grpc-transport node", async () => {
+    const raw = rawStream(own.grpcAddress);
+    raw.write({ domain: "edge", bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "a" } } }] });
+    const st = await raw.status;
+    expect(st.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(st.details).toMatch(/streaming method.*--grpc-transport node/);
+  });
+});
+
+describe("RLQS drain", () => {
+  it("ends open streams with OK on shutdown", async () => {
+    const raw = rawStream(node.grpcAddress);
+    raw.write({
+      domain: "edge",
+      bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "drain" } }, num_requests_allowed: 1 }],
+    });
+    await waitFor(() => raw.responses.length === 1);
+    const exited = node.stop("SIGTERM");
+    expect(await raw.status).toEqual({ code: 0, details: "" });
+    expect(await exited).toBe(0);
+  });
+});
