@@ -12,7 +12,7 @@ import type { UsageBoard } from "../../store/rlqs/board.js";
 import { quotaKey } from "../keys.js";
 import type { Tiers } from "../tiers.js";
 import type { Clock, FailurePolicy, RuleSet } from "../types.js";
-import { nextRate } from "./allocator.js";
+import { nextRate, type Participant } from "./allocator.js";
 import { BucketIdError, bucketEntries, type Resolution, resolveBucket, type SharedLimit } from "./resolve.js";
 import { rateOf, type TokenBucketSpec, tokenBucketFor } from "./token-bucket.js";
 import type { RlqsDomain, RlqsRules } from "./types.js";
@@ -102,6 +102,8 @@ interface BucketState {
   held: number | undefined;
   /** Usage hash this bucket reported to (to leave it). */
   boardKey: string | undefined;
+  /** The board's answer to the last report (predicts a decrease before the next write). */
+  view: readonly Participant[] | undefined;
 }
 
 /** Canonical text of a BucketId: sorted pairs (Envoy hashes the map, order-free). */
@@ -185,6 +187,7 @@ export class RlqsSession {
           sent: undefined,
           held: undefined,
           boardKey: undefined,
+          view: undefined,
         };
         this.#buckets.set(id, state);
       }
@@ -232,7 +235,24 @@ export class RlqsSession {
     if (state.boardKey !== undefined && state.boardKey !== key) void this.#leave(state.boardKey, id);
     state.boardKey = key;
     const participant = `${this.#o.participant}/${id}`;
-    const entry = { participant, demand, held: state.held ?? 0 };
+    const params0 = {
+      limit: r.limit.ratePerSec,
+      minShare: settings.minShare,
+      threshold: settings.reassignThreshold,
+    };
+    // A decrease the last view already implies is published in this same write, so the others can
+    // grow into it one reporting interval sooner (one write per report either way).
+    let published = state.held ?? 0;
+    if (state.held !== undefined && state.view?.some((p) => p.id === participant) === true) {
+      const predicted = nextRate(
+        params0,
+        state.view.map((p) => (p.id === participant ? { ...p, demand } : p)),
+        participant,
+        state.held,
+      );
+      published = Math.min(state.held, rateOf(tokenBucketFor(predicted, r.limit)));
+    }
+    const entry = { participant, demand, held: published };
     const staleMs = 3 * settings.reportingIntervalMs;
     let view: Awaited<ReturnType<UsageBoard["report"]>>;
     let limit: SharedLimit = r.limit;
