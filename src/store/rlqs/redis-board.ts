@@ -38,6 +38,8 @@ export class RedisUsageBoard implements UsageBoard {
   readonly kind = "redis";
   readonly #client: Redis | Cluster;
   readonly #connectWaitMs: number;
+  /** One shared wait for the connection (calls arriving together add no listener each). */
+  #waiting: Promise<void> | undefined;
 
   constructor(opts: RedisUsageBoardOptions) {
     const { url, scriptsDir, connectWaitMs, ...client } = opts;
@@ -52,7 +54,7 @@ export class RedisUsageBoard implements UsageBoard {
     let reply: unknown;
     try {
       // The offline queue is off: wait (bounded) for the first connection or a reconnect.
-      if (this.#client.status !== "ready") await waitUntilReady(this.#client, this.#connectWaitMs);
+      if (this.#client.status !== "ready") await this.#connected();
       reply = await this.#client.tollgateRlqsUsage(
         key,
         entry.participant,
@@ -73,6 +75,13 @@ export class RedisUsageBoard implements UsageBoard {
     for (let i = 0; i < reply.length; i += 3)
       out.push({ id: String(reply[i]), demand: Number(reply[i + 1]), held: Number(reply[i + 2]) });
     return out;
+  }
+
+  #connected(): Promise<void> {
+    this.#waiting ??= waitUntilReady(this.#client, this.#connectWaitMs).finally(() => {
+      this.#waiting = undefined;
+    });
+    return this.#waiting;
   }
 
   async leave(key: string, participant: string): Promise<void> {

@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+/**
+ * RLQS cost: usage reports per second per tollgate core, and Redis cost per report.
+ *
+ * Starts a private redis-server (never 6379) and one tollgate (`--grpc-transport node`, the Redis
+ * store, an `rlqs` section), then opens `--streams` RLQS streams (official protos, @grpc/grpc-js),
+ * each reporting `--buckets` buckets every `--interval` ms for `--duration` s. Reports are what an
+ * Envoy sends (one BucketQuotaUsage per bucket per interval); "report" below means one bucket usage.
+ *
+ * Measured over the run: tollgate's CPU (utime+stime of its process tree, /proc), redis-server's
+ * CPU, and Redis commands (INFO commandstats: script calls and the commands they run).
+ *
+ *   npm run build && node bench/rlqs.mjs [--streams 50] [--buckets 20] [--interval 100] [--duration 10]
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { cpuMicros, cpuMicrosTree } from "./measure.mjs";
+import { freePort, startRedis } from "./redis.mjs";
+import { SimEnvoy } from "./rlqs-envoy.mjs";
+
+const { values } = parseArgs({
+  options: {
+    streams: { type: "string", default: "50" },
+    buckets: { type: "string", default: "20" },
+    interval: { type: "string", default: "100" },
+    duration: { type: "string", default: "10" },
+  },
+});
+const streams = Number(values.streams);
+const buckets = Number(values.buckets);
+const intervalMs = Number(values.interval);
+const durationSec = Number(values.duration);
+
+const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-rlqs-"));
+const config = join(dir, "edge.yaml");
+writeFileSync(
+  config,
+  `domain: edge
+rlqs:
+  keys: [{ key: tenant }]
+  reporting_interval: ${intervalMs <= 100 ? 101 : intervalMs}ms
+  assignment_ttl: 10s
+  idle_intervals: 1000
+descriptors:
+  - key: tenant
+    rate_limit: { unit: second, requests_per_unit: 1000 }
+`,
+);
+
+const redis = await startRedis();
+process.once("exit", () => {
+  // A failed start must not leave the private redis-server behind.
+  for (const pid of redis.pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+});
+const grpcPort = await freePort();
+const httpPort = await freePort();
+const cli = new URL("../dist/cli.js", import.meta.url).pathname;
+const proc = spawn(
+  process.execPath,
+  [cli, "serve", "--config", config, "--store", redis.url, "--grpc-transport", "node"],
+  {
+    env: {
+      ...process.env,
+      TOLLGATE_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+      TOLLGATE_HTTP_ADDR: `127.0.0.1:${httpPort}`,
+      TOLLGATE_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  },
+);
+const address = `127.0.0.1:${grpcPort}`;
+for (let i = 0; ; i++) {
+  const ok = await fetch(`http://127.0.0.1:${httpPort}/healthcheck`).then(
+    (r) => r.ok,
+    () => false,
+  );
+  if (ok) break;
+  if (i > 200) throw new Error("tollgate did not start");
+  await new Promise((r) => setTimeout(r, 50));
+}
+
+const client = new Redis(redis.url);
+async function commandStats() {
+  const info = await client.info("commandstats");
+  const out = {};
+  for (const m of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm))
+    if (m[1] !== "info") out[m[1]] = Number(m[2]);
+  return out;
+}
+const total = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+
+// Every stream announces its buckets with one request each (first report at once), then reports
+// all of them every interval, like Envoy.
+const envoys = [];
+for (let s = 0; s < streams; s++) {
+  const e = new SimEnvoy({ address, domain: "edge", reportingIntervalMs: intervalMs });
+  for (let b = 0; b < buckets; b++) e.request({ tenant: `t${(s * buckets + b) % 1000}` });
+  envoys.push(e);
+}
+await new Promise((r) => setTimeout(r, 2 * intervalMs + 500));
+
+async function serverReports() {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^tollgate_rlqs_bucket_reports_total\{[^}]*\} (\S+)$/gm)) n += Number(m[1]);
+  return n;
+}
+const serverBefore = await serverReports();
+const statsBefore = await commandStats();
+const cpuBefore = cpuMicrosTree(proc.pid);
+const redisCpuBefore = redis.pids.reduce((a, p) => a + cpuMicros(p), 0);
+const reportsBefore = envoys.reduce((a, e) => a + e.reportsSent, 0);
+const started = performance.now();
+await new Promise((r) => setTimeout(r, durationSec * 1000));
+const elapsed = (performance.now() - started) / 1000;
+const messages = envoys.reduce((a, e) => a + e.reportsSent, 0) - reportsBefore;
+const cpu = (cpuMicrosTree(proc.pid) - cpuBefore) / 1e6;
+const redisCpu = (redis.pids.reduce((a, p) => a + cpuMicros(p), 0) - redisCpuBefore) / 1e6;
+const statsAfter = await commandStats();
+const delta = Object.fromEntries(
+  Object.keys(statsAfter).map((k) => [k, statsAfter[k] - (statsBefore[k] ?? 0)]),
+);
+const scripts = (delta.evalsha ?? 0) + (delta.eval ?? 0);
+// Bucket usages tollgate received (its own counter): what the Redis and CPU costs are divided by.
+const reports = (await serverReports()) - serverBefore;
+
+for (const e of envoys) e.close();
+client.disconnect();
+proc.kill("SIGTERM");
+await new Promise((r) => proc.once("exit", r));
+await redis.stop();
+rmSync(dir, { recursive: true, force: true });
+
+const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+console.log(
+  JSON.stringify(
+    {
+      streams,
+      bucketsPerStream: buckets,
+      intervalMs,
+      seconds: round(elapsed, 2),
+      reportMessagesPerSec: round(messages / elapsed),
+      bucketReportsPerSec: round(reports / elapsed),
+      tollgateCpuSec: round(cpu, 2),
+      bucketReportsPerCoreSec: round(reports / Math.max(cpu, 1e-9)),
+      redisScriptCallsPerReport: round(scripts / Math.max(reports, 1), 3),
+      redisCommandsPerReport: round(total(delta) / Math.max(reports, 1), 2),
+      redisCpuMicrosPerReport: round((redisCpu * 1e6) / Math.max(reports, 1)),
+    },
+    null,
+    2,
+  ),
+);
+process.exit(0); // grpc-js channels may hold the loop a while after close()
