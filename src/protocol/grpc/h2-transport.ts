@@ -1,7 +1,7 @@
 /** The gRPC server's transport over tollgate's own HTTP/2 (protocol/h2; `--grpc-transport tollgate`). */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from "node:tls";
-import { H2Connection, type H2Stream } from "../h2/connection.js";
+import { BufferPool, H2Connection, type H2Limits, type H2Stream } from "../h2/connection.js";
 import { fieldsBlock, responseBlock } from "../h2/frames.js";
 import type { AcceptStream, Connection, TlsOptions, TransportHooks } from "./transport.js";
 
@@ -54,13 +54,25 @@ function h2Connection(conn: H2Connection): Connection {
   };
 }
 
+/** Bounds of the own transport's connections (docs/security.md). */
+export interface H2TransportOptions {
+  readonly limits: Partial<H2Limits>;
+  /** Request bytes all connections may buffer past their first 64 KiB (one BufferPool). */
+  readonly maxBufferedBytes: number;
+}
+
 /** A TCP (or TLS, ALPN `h2` only) server whose connections speak HTTP/2 through H2Connection. */
-export function createH2Transport(tls: TlsOptions | undefined, hooks: TransportHooks): NetServer | TlsServer {
+export function createH2Transport(
+  tls: TlsOptions | undefined,
+  hooks: TransportHooks,
+  bounds: H2TransportOptions = { limits: {}, maxBufferedBytes: 128 << 20 },
+): NetServer | TlsServer {
   const onStream = (s: H2Stream): void => {
     const call = hooks.accept(new H2CallStream(s), s.headers);
     if (call !== undefined) s.handler = call;
   };
-  const options = { onStream, onError: hooks.onError };
+  const pool = new BufferPool(bounds.maxBufferedBytes);
+  const options = { onStream, onError: hooks.onError, limits: bounds.limits, pool };
   const start = (socket: Socket): void => {
     socket.on("error", () => {}); // reported by the connection; a reset before that is no news
     hooks.addConnection(h2Connection(new H2Connection(socket, options)));
@@ -71,6 +83,9 @@ export function createH2Transport(tls: TlsOptions | undefined, hooks: TransportH
     key: tls.key,
     ALPNProtocols: ["h2"],
     allowHalfOpen: true,
+    ...(bounds.limits.handshakeTimeoutMs === undefined
+      ? {}
+      : { handshakeTimeout: bounds.limits.handshakeTimeoutMs }),
     ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
   });
   server.on("secureConnection", (socket: TLSSocket) => {

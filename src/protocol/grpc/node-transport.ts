@@ -157,17 +157,20 @@ function nodeConnection(session: Http2Session): Connection {
 export function createNodeTransport(
   tls: TlsOptions | undefined,
   hooks: TransportHooks,
+  maxConcurrentStreams?: number,
 ): Http2Server | Http2SecureServer {
   const onSessionError = (err: unknown) => hooks.onError(err, "session");
   const onStreamError = (err: unknown) => hooks.onError(err, "stream");
+  const settings = maxConcurrentStreams === undefined ? {} : { settings: { maxConcurrentStreams } };
   const server = tls
     ? createSecureServer({
         cert: tls.cert,
         key: tls.key,
         allowHTTP1: false,
+        ...settings,
         ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
       })
-    : createServer();
+    : createServer(settings);
   server.on("session", (session: Http2Session) => {
     session.on("error", onSessionError);
     hooks.addConnection(nodeConnection(session));

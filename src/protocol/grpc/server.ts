@@ -14,6 +14,7 @@
  * Why not @grpc/grpc-js: issue 2 measured it at ~55-60% of the raw node:http2 ceiling.
  */
 import type { AddressInfo } from "node:net";
+import type { H2Limits } from "../h2/limits.js";
 import { type CallHeaders, type CallHost, trailersOnly, UnaryCall, type UnaryMethod } from "./call.js";
 import { createH2Transport } from "./h2-transport.js";
 import { idleSweeper } from "./idle.js";
@@ -66,6 +67,15 @@ export interface GrpcServerOptions {
   readonly transport?: GrpcTransport;
   /** Call accounting for metrics (`tollgate_in_flight_requests`, `tollgate_rejected_requests_total`). */
   readonly events?: ServerEvents;
+  /** Open connections past which a new one is closed as it arrives (both transports). @default 10000 */
+  readonly maxConnections?: number;
+  /**
+   * Own transport: the bounds of each connection (protocol/h2/limits.ts, docs/security.md); unset
+   * fields keep their defaults. `maxStreams` also bounds node:http2's concurrent streams.
+   */
+  readonly limits?: Partial<H2Limits>;
+  /** Own transport: request bytes all connections may buffer past their first 64 KiB. @default 128 MiB */
+  readonly maxBufferedBytes?: number;
 }
 
 /** What the transport reports about calls; TollgateMetrics implements it. */
@@ -224,10 +234,17 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   };
 
   const hooks = { accept, addConnection, onError };
+  // A connection must be able to hold one whole message (a unary call decodes it at its end).
+  const window = opts.limits?.connectionWindow;
+  const limits: Partial<H2Limits> = {
+    ...opts.limits,
+    ...(window === undefined ? {} : { connectionWindow: Math.max(window, opts.maxMessageBytes + 65_536) }),
+  };
   const server =
     (opts.transport ?? "tollgate") === "tollgate"
-      ? createH2Transport(opts.tls, hooks)
-      : createNodeTransport(opts.tls, hooks);
+      ? createH2Transport(opts.tls, hooks, { limits, maxBufferedBytes: opts.maxBufferedBytes ?? 128 << 20 })
+      : createNodeTransport(opts.tls, hooks, limits.maxStreams);
+  server.maxConnections = opts.maxConnections ?? 10_000;
   const idleTimeoutMs = opts.idleTimeoutMs ?? 300_000;
   const sweeper = idleTimeoutMs > 0 ? idleSweeper(connections, idleTimeoutMs) : undefined;
 

@@ -9,12 +9,18 @@
  * is written into one buffer that goes out in one socket write (at `setImmediate`, the point where
  * node:http2 writes too).
  *
- * Flow control: the connection receive window is raised to 2^30 at once and topped up as it is
- * consumed; each stream keeps the default 65,535 and gets WINDOW_UPDATEs while it is still sending,
- * so a large message is read at the pace the call consumes it. Sending honours the peer's connection
- * and stream windows and its SETTINGS_MAX_FRAME_SIZE; DATA that does not fit waits (with the
- * trailers behind it) for the peer's WINDOW_UPDATE. Output is paused on socket backpressure: the
- * connection stops reading until the socket drains.
+ * Flow control: the peer can never send more request bytes than the connection will hold (RecvFlow:
+ * a per-connection bound and a process-wide pool); each stream keeps the default 65,535 and its window
+ * reopens only as its call takes the bytes. Sending honours the peer's connection and stream windows
+ * and its SETTINGS_MAX_FRAME_SIZE; DATA that does not fit waits (with the trailers behind it) for the
+ * peer's WINDOW_UPDATE: only streams held up by the connection window wait in line for it, so no control
+ * frame walks every waiting stream. Output is paused on socket backpressure: the connection stops
+ * reading until the socket drains.
+ *
+ * Hardening (limits.ts, docs/security.md): budgets of client resets and refused header blocks, bounds
+ * on header blocks, SETTINGS entries, queued ACKs, unsent answers and streams, and deadlines for the
+ * handshake, a header block and a request; a request's call runs only once the frames of the chunk
+ * that completed it are read, so a stream reset in the same chunk is never decoded nor decided.
  *
  * Errors: a connection error sends GOAWAY with its code and ends the connection; a stream error
  * resets that stream (RST_STREAM). Either is reported to `onError` and never throws out.
@@ -28,6 +34,7 @@
 import type { Socket } from "node:net";
 import { MAX_HEADER_LIST, MAX_HEADER_PAIRS, RequestFields } from "./fields.js";
 import {
+  CANCEL,
   COMPRESSION_ERROR,
   CONTINUATION,
   DATA,
@@ -60,15 +67,19 @@ import {
   REFUSED_STREAM,
   RST_STREAM,
   SETTINGS,
+  SETTINGS_TIMEOUT,
   STREAM_CLOSED,
   WINDOW_UPDATE,
 } from "./frames.js";
 import { type ClosedFate, closedStreamAction, DEFAULT_STREAM_HISTORY, StreamHistory } from "./history.js";
 import { HpackDecoder, HpackError } from "./hpack.js";
+import { BufferPool, type H2Limits, limitsWith, RateBudget } from "./limits.js";
+import { RecvFlow } from "./recv-flow.js";
 import { H2Stream, type StreamOwner } from "./stream.js";
 import { FrameWriter } from "./writer.js";
 
 export type { H2Headers } from "./fields.js";
+export { BufferPool, DEFAULT_LIMITS, type H2Limits } from "./limits.js";
 export { H2Stream, type StreamHandler } from "./stream.js";
 
 export interface H2ConnectionOptions {
@@ -78,16 +89,18 @@ export interface H2ConnectionOptions {
   readonly onError: (err: unknown, where: "session" | "stream") => void;
   /** Closed streams remembered (a power of two; see history.ts). @default DEFAULT_STREAM_HISTORY */
   readonly streamHistory?: number;
+  /** Bounds (limits.ts); unset fields keep their defaults. */
+  readonly limits?: Partial<H2Limits>;
+  /** The process-wide pool of buffered request bytes (shared by a server's connections). */
+  readonly pool?: BufferPool;
 }
 
-/** Largest header block (HEADERS + CONTINUATION) accepted: past it the connection ends. */
-const MAX_HEADER_BLOCK = 256 * 1024;
-/** Streams a connection may hold open (announced as SETTINGS_MAX_CONCURRENT_STREAMS). */
-const MAX_STREAMS = 10_000;
-/** Frames of one header block (HEADERS + CONTINUATION): past it the connection ends. */
-const MAX_BLOCK_FRAMES = 64;
-/** Our connection receive window, announced at the start and kept topped up. */
-const CONNECTION_WINDOW = 1 << 30;
+/** Streams a connection opens per slice of its input before the other connections get a turn. */
+const STREAMS_PER_SLICE = 64;
+/** Frames read per slice of a connection's input before the other connections get a turn. */
+const FRAMES_PER_SLICE = 1024;
+/** The pool of connections created without one. */
+const defaultPool = new BufferPool(128 << 20);
 const EMPTY = Buffer.alloc(0);
 /** Not a wire flag (those are 8 bits): a HEADERS frame whose priority names its own stream. */
 const SELF_DEPENDENT = 0x100;
@@ -115,7 +128,26 @@ export class H2Connection implements StreamOwner {
   #peerInitialWindow = DEFAULT_WINDOW;
   #peerMaxFrame = DEFAULT_MAX_FRAME;
   #sendWindow = DEFAULT_WINDOW;
-  #recvWindow = DEFAULT_WINDOW;
+  readonly #flow: RecvFlow;
+  readonly #limits: H2Limits;
+  readonly #resets: RateBudget;
+  readonly #refusedBlocks: RateBudget;
+  /** Reading in slices (#slice): the socket is paused until the rest of the input is read. */
+  #slicing = false;
+  /** Calls whose request completed in the chunk being read: run once the chunk is read. */
+  #ready: H2Stream[] = [];
+  /** Answer bytes waiting for the peer's window. */
+  #unsent = 0;
+  /** PING/SETTINGS ACKs written while the socket had output queued. */
+  #acks = 0;
+  /** Deadline ticks: the timer, its count, its period in ticks per request deadline. */
+  readonly #timer: NodeJS.Timeout;
+  #tick = 0;
+  readonly #requestTicks: number;
+  readonly #startedAt = Date.now();
+  #blockTick = 0;
+  /** Tick at which the socket was first seen not draining (-1: it drains). */
+  #stallTick = -1;
   /** Header block in progress (HEADERS without END_HEADERS, then CONTINUATION). */
   #blockStream = 0;
   #blockFlags = 0;
@@ -134,6 +166,15 @@ export class H2Connection implements StreamOwner {
     this.#w = new FrameWriter(socket);
     this.#opts = opts;
     this.#history = new StreamHistory(opts.streamHistory ?? DEFAULT_STREAM_HISTORY);
+    const limits = limitsWith(opts.limits);
+    this.#limits = limits;
+    this.#flow = new RecvFlow(opts.pool ?? defaultPool, limits.connectionWindow);
+    this.#resets = new RateBudget(limits.resetBurst, limits.resetRate);
+    this.#refusedBlocks = new RateBudget(limits.refusedBlockBurst, limits.refusedBlockRate);
+    const period = Math.max(10, Math.min(limits.handshakeTimeoutMs, limits.requestTimeoutMs) / 4);
+    this.#requestTicks = Math.ceil(limits.requestTimeoutMs / period);
+    this.#timer = setInterval(() => this.#onTick(), period);
+    this.#timer.unref();
     this.remoteAddress = socket.remoteAddress;
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
@@ -144,15 +185,14 @@ export class H2Connection implements StreamOwner {
     });
     socket.on("close", () => this.#onClose());
     socket.on("drain", () => {
-      if (!this.#dead) socket.resume();
+      this.#stallTick = -1;
+      if (!this.#dead && !this.#slicing) socket.resume();
     });
-    // Our SETTINGS (the defaults, and a stream bound) and the larger connection window.
+    // Our SETTINGS: the defaults, and a stream bound. The connection window stays the default
+    // 65,535 and grows only as request bytes are held (RecvFlow).
     this.#w.frameHeader(6, SETTINGS, 0, 0);
     this.#w.u16(MAX_CONCURRENT_STREAMS);
-    this.#w.u32(MAX_STREAMS);
-    this.#w.frameHeader(4, WINDOW_UPDATE, 0, 0);
-    this.#w.u32(CONNECTION_WINDOW - DEFAULT_WINDOW);
-    this.#recvWindow = CONNECTION_WINDOW;
+    this.#w.u32(limits.maxStreams);
   }
 
   /** Streams open now. */
@@ -212,6 +252,8 @@ export class H2Connection implements StreamOwner {
         pos = PREFACE.length;
       }
       const len = buf.length;
+      const opened = this.#lastStreamId;
+      let frames = 0;
       while (len - pos >= 9) {
         const size =
           (buf[pos] as number) * 65536 + ((buf[pos + 1] as number) << 8) + (buf[pos + 2] as number);
@@ -225,10 +267,62 @@ export class H2Connection implements StreamOwner {
         this.#frame(type, flags, id, buf, pos + 9, end);
         pos = end;
         if (this.#dead) return;
+        // Fairness: input that opens many streams (or is many frames) is read in slices, the other
+        // connections' input between them, so one peer's burst cannot hold the event loop.
+        if (
+          (++frames >= FRAMES_PER_SLICE || this.#lastStreamId - opened >= STREAMS_PER_SLICE * 2) &&
+          pos < len &&
+          this.#blockStream === 0
+        ) {
+          this.#input = buf.subarray(pos);
+          this.#slice();
+          break;
+        }
       }
-      if (pos < len) this.#input = pos === 0 ? buf : buf.subarray(pos);
+      if (pos < len && this.#input === undefined) this.#input = pos === 0 ? buf : buf.subarray(pos);
+      if (this.#ready.length > 0) this.#runReady();
     } catch (err) {
       this.#connectionError(err);
+    }
+  }
+
+  /** Stop reading; read the rest of the input at the next turn (then read the socket again). */
+  #slice(): void {
+    this.#slicing = true;
+    this.#socket.pause();
+    setImmediate(() => {
+      this.#slicing = false;
+      if (this.#dead) return;
+      const rest = this.#input;
+      this.#input = undefined;
+      if (rest !== undefined) this.#onData(rest);
+      if (!this.#slicing && !this.#dead && !this.#socket.writableNeedDrain) this.#socket.resume();
+    });
+  }
+
+  /** Run the calls whose request completed in this chunk and were not reset meanwhile. */
+  #runReady(): void {
+    const ready = this.#ready;
+    this.#ready = [];
+    for (let i = 0; i < ready.length; i++) {
+      const s = ready[i] as H2Stream;
+      if (s.isClosed) continue;
+      s.handler?.run();
+      // The call has its message now: the bytes it held are consumed.
+      if (s.held > 0) {
+        this.#flow.release(s.held);
+        s.held = 0;
+      }
+    }
+    this.#windowUpdate0();
+  }
+
+  /** Give the peer back the connection window its consumed bytes freed, when due. */
+  #windowUpdate0(): void {
+    const increment = this.#flow.update();
+    if (increment > 0) {
+      this.#w.frameHeader(4, WINDOW_UPDATE, 0, 0);
+      this.#w.u32(increment);
     }
   }
 
@@ -255,7 +349,11 @@ export class H2Connection implements StreamOwner {
         if (end - start !== 4) throw new H2Error(FRAME_SIZE_ERROR, "RST_STREAM must be 4 bytes");
         if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
         const s = this.#streams.get(id);
-        if (s !== undefined) this.#closeStream(s, "reset-received");
+        if (s === undefined) return;
+        // Rapid reset (CVE-2023-44487): streams the client resets before their answer are budgeted.
+        if (!s.headersSent && !this.#resets.take())
+          throw new H2Error(ENHANCE_YOUR_CALM, "too many streams reset by the client");
+        this.#closeStream(s, "reset-received");
         return;
       }
       case SETTINGS:
@@ -265,6 +363,7 @@ export class H2Connection implements StreamOwner {
         if (id !== 0) throw new H2Error(PROTOCOL_ERROR, "PING on a stream");
         if (end - start !== 8) throw new H2Error(FRAME_SIZE_ERROR, "PING must be 8 bytes");
         if ((flags & FLAG_ACK) === 0) {
+          this.#countAck();
           this.#w.frameHeader(8, PING, FLAG_ACK, 0);
           this.#w.bytes(buf, start, end);
         }
@@ -307,25 +406,25 @@ export class H2Connection implements StreamOwner {
       if (to < from) throw new H2Error(PROTOCOL_ERROR, "DATA padding longer than the frame");
     }
     const size = end - start;
-    this.#recvWindow -= size;
-    if (this.#recvWindow < 0) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
-    if (this.#recvWindow < CONNECTION_WINDOW / 2) {
-      this.#w.frameHeader(4, WINDOW_UPDATE, 0, 0);
-      this.#w.u32(CONNECTION_WINDOW - this.#recvWindow);
-      this.#recvWindow = CONNECTION_WINDOW;
-    }
+    const flow = this.#flow;
+    if (!flow.receive(size)) throw new H2Error(FLOW_CONTROL_ERROR, "DATA past the connection window");
     const s = this.#streams.get(id);
     if (s === undefined) {
       if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "DATA on an idle stream");
+      // A stream closed (answered or reset) while the client was still sending: not kept.
+      flow.discard(size);
+      this.#windowUpdate0();
       this.#notOpen(DATA, id);
       return;
     }
     if (s.remoteEnded) {
+      flow.discard(size);
       this.#reset(s, STREAM_CLOSED);
       return;
     }
     s.recvWindow -= size;
     if (s.recvWindow < 0) {
+      flow.discard(size);
       this.#reset(s, FLOW_CONTROL_ERROR);
       return;
     }
@@ -333,22 +432,34 @@ export class H2Connection implements StreamOwner {
     if (s.contentLeft >= 0) {
       s.contentLeft -= to - from;
       if (s.contentLeft < 0 || (ended && s.contentLeft !== 0)) {
+        flow.discard(size);
         this.#reset(s, PROTOCOL_ERROR, "DATA does not add up to the request's content-length");
         return;
       }
     }
-    if (!ended && s.recvWindow < DEFAULT_WINDOW / 2) {
+    const n = to - from;
+    flow.discard(size - n); // padding
+    if (n > 0 && s.handler !== undefined) {
+      // The call keeps the bytes until its message is complete: a copy unless it completes now, so
+      // a slow stream does not pin the whole input chunk.
+      flow.hold(n);
+      s.held += n;
+      s.handler.push(ended ? buf.subarray(from, to) : Buffer.from(buf.subarray(from, to)));
+    } else flow.discard(n);
+    if (ended) this.#remoteEnd(s);
+    else if (!s.isClosed && s.recvWindow < DEFAULT_WINDOW / 2) {
       if (s.localEnded) {
         // Answered already: rather than take another window of DATA to drop, ask the client to stop.
         this.#stopUpload(s);
+        this.#windowUpdate0();
         return;
       }
+      // The call took the bytes: the stream may send more.
       this.#w.frameHeader(4, WINDOW_UPDATE, 0, id);
       this.#w.u32(DEFAULT_WINDOW - s.recvWindow);
       s.recvWindow = DEFAULT_WINDOW;
     }
-    if (to > from) s.handler?.push(buf.subarray(from, to));
-    if (ended) this.#remoteEnd(s);
+    this.#windowUpdate0();
   }
 
   #headers(flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -376,17 +487,22 @@ export class H2Connection implements StreamOwner {
     this.#blockFlags = blockFlags;
     this.#blockParts = [Buffer.from(buf.subarray(from, to))];
     this.#blockBytes = to - from;
-    this.#blockFrames = 1;
+    this.#blockFrames = 0;
+    this.#blockTick = this.#tick;
   }
 
   #continuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     if (this.#blockStream === 0 || id !== this.#blockStream)
       throw new H2Error(PROTOCOL_ERROR, "CONTINUATION without an open header block");
     this.#blockBytes += end - start;
-    if (this.#blockBytes > MAX_HEADER_BLOCK)
-      throw new H2Error(ENHANCE_YOUR_CALM, `header block larger than ${MAX_HEADER_BLOCK} bytes`);
-    if (++this.#blockFrames > MAX_BLOCK_FRAMES)
-      throw new H2Error(ENHANCE_YOUR_CALM, `header block in more than ${MAX_BLOCK_FRAMES} frames`);
+    const { maxHeaderBlock, maxContinuations } = this.#limits;
+    if (this.#blockBytes > maxHeaderBlock)
+      throw new H2Error(ENHANCE_YOUR_CALM, `header block larger than ${maxHeaderBlock} bytes`);
+    if (++this.#blockFrames > maxContinuations)
+      throw new H2Error(
+        ENHANCE_YOUR_CALM,
+        `header block of more than ${maxContinuations} CONTINUATION frames`,
+      );
     if (end > start) this.#blockParts.push(Buffer.from(buf.subarray(start, end)));
     if ((flags & FLAG_END_HEADERS) === 0) return;
     const block = Buffer.concat(this.#blockParts);
@@ -400,12 +516,16 @@ export class H2Connection implements StreamOwner {
     // Always decode: the HPACK table must follow every block, wanted or not.
     const request = this.#request;
     request.begin();
+    let fits: boolean;
     try {
-      this.#decoder.decode(block, start, end, request.emit);
+      fits = this.#decoder.decode(block, start, end, request.emit, this.#limits.maxHeaderList);
     } catch (err) {
       if (err instanceof HpackError) throw new H2Error(COMPRESSION_ERROR, err.message);
       throw err;
     }
+    // HPACK bomb: a block past the header-list bound was only skimmed; such blocks are budgeted.
+    if (!fits && !this.#refusedBlocks.take())
+      throw new H2Error(ENHANCE_YOUR_CALM, "too many header blocks past the header-list bound");
     const ended = (flags & FLAG_END_STREAM) !== 0;
     const open = this.#streams.get(id);
     if (open !== undefined) {
@@ -427,7 +547,7 @@ export class H2Connection implements StreamOwner {
     }
     this.#lastStreamId = id;
     this.#history.opened(id);
-    if (this.#goingAway || this.#peerEnded || this.#streams.size >= MAX_STREAMS) {
+    if (this.#goingAway || this.#peerEnded || this.#streams.size >= this.#limits.maxStreams) {
       this.#resetId(id, REFUSED_STREAM);
       this.#history.closed(id, "reset-sent");
       return;
@@ -440,8 +560,9 @@ export class H2Connection implements StreamOwner {
     }
     const fields = request.fields;
     const s = new H2Stream(id, this, fields, this.#peerInitialWindow);
+    s.openedTick = this.#tick;
     this.#streams.set(id, s);
-    if (request.bytes > MAX_HEADER_LIST) {
+    if (!fits || request.bytes > MAX_HEADER_LIST) {
       this.#reset(s, REFUSED_STREAM);
       return;
     }
@@ -463,13 +584,14 @@ export class H2Connection implements StreamOwner {
       s.remoteEnded = true;
     }
     this.#opts.onStream(s);
-    if (ended && !s.isClosed) s.handler?.run();
+    if (ended && !s.isClosed && s.handler !== undefined) this.#ready.push(s);
   }
 
+  /** The request of `s` is complete: its call runs once the chunk is read. */
   #remoteEnd(s: H2Stream): void {
     s.remoteEnded = true;
     if (s.localEnded) this.#closeStream(s, "ended");
-    else s.handler?.run();
+    else if (s.handler !== undefined) this.#ready.push(s);
   }
 
   /** Stream `id` is idle: above the highest the client opened, or even (we never push). */
@@ -522,18 +644,17 @@ export class H2Connection implements StreamOwner {
       return;
     }
     if ((end - start) % 6 !== 0) throw new H2Error(FRAME_SIZE_ERROR, "SETTINGS length not a multiple of 6");
+    const entries = (end - start) / 6;
+    if (entries > this.#limits.maxSettingsEntries)
+      throw new H2Error(ENHANCE_YOUR_CALM, `SETTINGS frame of ${entries} entries`);
+    let initialWindow = -1;
     for (let p = start; p < end; p += 6) {
       const key = buf.readUInt16BE(p);
       const value = buf.readUInt32BE(p + 2);
       if (key === INITIAL_WINDOW_SIZE) {
         if (value > MAX_WINDOW)
           throw new H2Error(FLOW_CONTROL_ERROR, "SETTINGS_INITIAL_WINDOW_SIZE too large");
-        const delta = value - this.#peerInitialWindow;
-        this.#peerInitialWindow = value;
-        for (const s of this.#streams.values()) {
-          s.sendWindow += delta;
-          if (s.sendWindow > MAX_WINDOW) throw new H2Error(FLOW_CONTROL_ERROR, "stream window overflow");
-        }
+        initialWindow = value; // applied once, below: the last value of the frame counts
       } else if (key === MAX_FRAME_SIZE) {
         if (value < DEFAULT_MAX_FRAME || value > MAX_FRAME_LIMIT)
           throw new H2Error(PROTOCOL_ERROR, `SETTINGS_MAX_FRAME_SIZE ${value} out of range`);
@@ -547,8 +668,29 @@ export class H2Connection implements StreamOwner {
         this.#tableSizeUpdate = true;
       }
     }
+    this.#countAck();
     this.#w.frameHeader(0, SETTINGS, FLAG_ACK, 0);
-    this.#resumeBlocked();
+    if (initialWindow >= 0 && initialWindow !== this.#peerInitialWindow) this.#initialWindow(initialWindow);
+  }
+
+  /** The peer's SETTINGS_INITIAL_WINDOW_SIZE changed: one pass over the streams (RFC 9113 §6.9.2). */
+  #initialWindow(value: number): void {
+    const delta = value - this.#peerInitialWindow;
+    this.#peerInitialWindow = value;
+    const waiting: H2Stream[] = [];
+    for (const s of this.#streams.values()) {
+      s.sendWindow += delta;
+      if (s.sendWindow > MAX_WINDOW) throw new H2Error(FLOW_CONTROL_ERROR, "stream window overflow");
+      if (delta > 0 && s.pending !== undefined && !s.queued) waiting.push(s);
+    }
+    for (const s of waiting) this.#resume(s);
+  }
+
+  /** A PING or SETTINGS ACK is due: a peer that sends them faster than it reads ours is cut. */
+  #countAck(): void {
+    if (this.#socket.writableLength === 0) this.#acks = 0;
+    else if (++this.#acks > this.#limits.maxQueuedAcks)
+      throw new H2Error(ENHANCE_YOUR_CALM, "PING/SETTINGS acknowledgements not read");
   }
 
   #windowUpdate(id: number, buf: Buffer, start: number, end: number): void {
@@ -575,7 +717,8 @@ export class H2Connection implements StreamOwner {
       this.#reset(s, FLOW_CONTROL_ERROR);
       return;
     }
-    if (s.pending !== undefined) this.#resume(s);
+    // A stream in the connection window's line waits there; one held up by its own window goes on.
+    if (s.pending !== undefined && !s.queued) this.#resume(s);
   }
 
   #onEnd(): void {
@@ -594,6 +737,9 @@ export class H2Connection implements StreamOwner {
     this.#dead = true;
     if (this.#closeHandled) return;
     this.#closeHandled = true;
+    clearInterval(this.#timer);
+    this.#flow.close();
+    this.#ready = [];
     const streams = [...this.#streams.values()];
     this.#streams.clear();
     this.#blocked = [];
@@ -604,6 +750,47 @@ export class H2Connection implements StreamOwner {
     const listeners = this.#closeListeners;
     this.#closeListeners = [];
     for (const l of listeners) l();
+  }
+
+  /**
+   * The deadlines, checked a few times per deadline: the preface and first SETTINGS, a started header
+   * block, requests still arriving (reset), and a socket that does not drain (a peer that stopped
+   * reading while we have output for it).
+   */
+  #onTick(): void {
+    if (this.#dead) return;
+    const tick = ++this.#tick;
+    const limits = this.#limits;
+    const late = tick - this.#requestTicks;
+    try {
+      if (!this.#settingsSeen) {
+        if (Date.now() - this.#startedAt >= limits.handshakeTimeoutMs)
+          throw new H2Error(
+            SETTINGS_TIMEOUT,
+            `no client preface and SETTINGS in ${limits.handshakeTimeoutMs} ms`,
+          );
+        return;
+      }
+      if (this.#blockStream !== 0 && this.#blockTick < late)
+        throw new H2Error(ENHANCE_YOUR_CALM, `header block not finished in ${limits.requestTimeoutMs} ms`);
+      if (this.#socket.writableNeedDrain) {
+        if (this.#stallTick < 0) this.#stallTick = tick;
+        else if (this.#stallTick < late)
+          throw new H2Error(ENHANCE_YOUR_CALM, `output not read for ${limits.requestTimeoutMs} ms`);
+      }
+    } catch (err) {
+      this.#connectionError(err);
+      // A peer that does not read would not read the GOAWAY either.
+      this.destroy();
+      return;
+    }
+    // Requests that did not finish arriving in time (streams are in the order they opened).
+    const expired: H2Stream[] = [];
+    for (const s of this.#streams.values()) {
+      if (s.openedTick >= late) break;
+      if (!s.remoteEnded) expired.push(s);
+    }
+    for (const s of expired) this.reset(s, CANCEL);
   }
 
   #connectionError(err: unknown): void {
@@ -689,15 +876,27 @@ export class H2Connection implements StreamOwner {
       s.sendWindow -= room;
       off += room;
     }
+    const before = s.pending === undefined ? 0 : s.pending.length;
     if (off < len) {
       s.pending = off === 0 ? data : data.subarray(off);
       s.pendingEnd = end;
-      if (!s.queued) {
+      this.#unsent += len - off - before;
+      // Only a stream held up by the connection window waits in its line; one held up by its own
+      // window goes on at its own WINDOW_UPDATE (or SETTINGS).
+      if (!s.queued && s.sendWindow > 0) {
         s.queued = true;
         this.#blocked.push(s);
       }
+      if (this.#unsent > this.#limits.maxUnsentBytes) {
+        // Not destroyed here (an answer is being written): the GOAWAY goes out, the socket is cut
+        // a second later if the peer does not close it.
+        this.#connectionError(
+          new H2Error(ENHANCE_YOUR_CALM, `more than ${this.#limits.maxUnsentBytes} answer bytes not read`),
+        );
+      }
       return;
     }
+    this.#unsent -= before;
     s.pending = undefined;
     if (end) this.#localEnd(s);
   }
@@ -708,7 +907,7 @@ export class H2Connection implements StreamOwner {
     const blocked = this.#blocked;
     this.#blocked = [];
     let i = 0;
-    for (; i < blocked.length && this.#sendWindow > 0; i++) {
+    for (; i < blocked.length && this.#sendWindow > 0 && !this.#dead; i++) {
       const s = blocked[i] as H2Stream;
       s.queued = false;
       this.#resume(s);
@@ -749,6 +948,12 @@ export class H2Connection implements StreamOwner {
     if (s.isClosed) return;
     s.isClosed = true;
     this.#history.closed(s.id, fate);
+    if (s.pending !== undefined) this.#unsent -= s.pending.length;
+    if (s.held > 0) {
+      this.#flow.release(s.held);
+      s.held = 0;
+      this.#windowUpdate0();
+    }
     s.pending = undefined;
     s.pendingTrailers = undefined;
     if (s.queued) {

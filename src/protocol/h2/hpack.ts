@@ -151,10 +151,24 @@ export class HpackDecoder {
    * fields before the error have been emitted and the dynamic table may have changed, so the
    * connection must not decode further blocks (COMPRESSION_ERROR). An exception thrown by `emit`
    * propagates and likewise leaves the block partly decoded.
+   *
+   * `maxOctets` bounds the header list (RFC 9113 §6.5.2 octets: name + value + 32 per field): once a
+   * field would pass it, nothing more is emitted and the rest of the block is only parsed for what
+   * the dynamic table needs (literals that are not indexed are skipped undecoded), so a block that
+   * references one large entry thousands of times costs a loop step per reference. Returns false
+   * when the bound was passed (the caller refuses the request).
    */
-  decode(block: Uint8Array, start: number, end: number, emit: (name: string, value: string) => void): void {
+  decode(
+    block: Uint8Array,
+    start: number,
+    end: number,
+    emit: (name: string, value: string) => void,
+    maxOctets = Number.POSITIVE_INFINITY,
+  ): boolean {
     checkRange(block, start, end);
     let fields = false;
+    let octets = 0;
+    let over = false;
     this.pos = start;
     while (this.pos < end) {
       const b = block[this.pos] as number;
@@ -164,15 +178,23 @@ export class HpackDecoder {
         let index = b & 0x7f;
         if (index === 0x7f) index = this.readIntTail(block, end, index);
         fields = true;
+        let name: string;
+        let value: string;
         if (index <= STATIC_COUNT) {
           if (index === 0) throw new HpackError("indexed field with index 0");
-          emit(STATIC_NAMES[index] as string, STATIC_VALUES[index] as string);
+          name = STATIC_NAMES[index] as string;
+          value = STATIC_VALUES[index] as string;
         } else {
           const k = index - STATIC_COUNT - 1;
           if (k >= this.count) throw new HpackError(`index ${index} is past the end of the table`);
           const slot = (this.head - 1 - k) & this.mask;
-          emit(this.names[slot] as string, this.values[slot] as string);
+          name = this.names[slot] as string;
+          value = this.values[slot] as string;
         }
+        if (over) continue;
+        octets += name.length + value.length + ENTRY_OVERHEAD;
+        if (octets > maxOctets) over = true;
+        else emit(name, value);
       } else if (b >= 0x40) {
         // Literal with incremental indexing (§6.2.1): 01xxxxxx, 6-bit name index.
         let index = b & 0x3f;
@@ -181,7 +203,10 @@ export class HpackDecoder {
         const value = this.readString(block, end);
         fields = true;
         this.insert(name, value);
-        emit(name, value);
+        if (over) continue;
+        octets += name.length + value.length + ENTRY_OVERHEAD;
+        if (octets > maxOctets) over = true;
+        else emit(name, value);
       } else if (b >= 0x20) {
         // Dynamic table size update (§6.3): 001xxxxx, 5-bit size; only before the first field.
         if (fields) throw new HpackError("dynamic table size update after a header field");
@@ -196,12 +221,34 @@ export class HpackDecoder {
         // Literal without indexing (0000xxxx, §6.2.2) or never indexed (0001xxxx, §6.2.3): 4-bit index.
         let index = b & 0x0f;
         if (index === 0x0f) index = this.readIntTail(block, end, index);
+        fields = true;
+        if (over) {
+          // Past the bound: only the shape is checked (the table does not change here).
+          if (index === 0) this.skipString(block, end);
+          else this.nameAt(index);
+          this.skipString(block, end);
+          continue;
+        }
         const name = index === 0 ? this.readString(block, end) : this.nameAt(index);
         const value = this.readString(block, end);
-        fields = true;
-        emit(name, value);
+        octets += name.length + value.length + ENTRY_OVERHEAD;
+        if (octets > maxOctets) over = true;
+        else emit(name, value);
       }
     }
+    return !over;
+  }
+
+  /** Step over a string literal (§5.2) at `pos` without decoding it. */
+  private skipString(block: Uint8Array, end: number): void {
+    if (this.pos >= end) throw new HpackError("truncated header field (missing string)");
+    const b = block[this.pos] as number;
+    this.pos++;
+    let len = b & 0x7f;
+    if (len === 0x7f) len = this.readIntTail(block, end, len);
+    if (len > end - this.pos)
+      throw new HpackError(`string of ${len} octets is longer than the rest of the block`);
+    this.pos += len;
   }
 
   /** Name of the entry at `index` (>= 1) of the static or dynamic table. */

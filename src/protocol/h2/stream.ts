@@ -40,8 +40,12 @@ export class H2Stream {
   pending: Buffer | undefined = undefined;
   pendingEnd = false;
   pendingTrailers: Buffer | undefined = undefined;
-  /** In the connection's list of streams waiting for window. */
+  /** In the connection's list of streams waiting for connection window (their own is open). */
   queued = false;
+  /** Request bytes received and not yet consumed by the call (the connection's RecvFlow holds them). */
+  held = 0;
+  /** The connection's deadline tick when the stream opened (its request must arrive in time). */
+  openedTick = 0;
 
   constructor(
     readonly id: number,
