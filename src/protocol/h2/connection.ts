@@ -99,6 +99,8 @@ export interface H2ConnectionOptions {
 const STREAMS_PER_SLICE = 64;
 /** Frames read per slice of a connection's input before the other connections get a turn. */
 const FRAMES_PER_SLICE = 1024;
+/** Input bytes read per slice before the other connections get a turn. */
+const BYTES_PER_SLICE = 256 * 1024;
 /** The pool of connections created without one. */
 const defaultPool = new BufferPool(128 << 20);
 const EMPTY = Buffer.alloc(0);
@@ -134,6 +136,8 @@ export class H2Connection implements StreamOwner {
   readonly #refusedBlocks: RateBudget;
   /** Reading in slices (#slice): the socket is paused until the rest of the input is read. */
   #slicing = false;
+  /** Input bytes read since the last slice. */
+  #readBytes = 0;
   /** Calls whose request completed in the chunk being read: run once the chunk is read. */
   #ready: H2Stream[] = [];
   /** Answer bytes waiting for the peer's window. */
@@ -281,6 +285,13 @@ export class H2Connection implements StreamOwner {
       }
       if (pos < len && this.#input === undefined) this.#input = pos === 0 ? buf : buf.subarray(pos);
       if (this.#ready.length > 0) this.#runReady();
+      // Bulk input (large uploads) yields too, once per slice of bytes: libuv hands over up to
+      // 32 reads of one socket in a row, which would otherwise keep the other connections waiting.
+      this.#readBytes += chunk.length;
+      if (this.#readBytes >= BYTES_PER_SLICE && !this.#slicing && !this.#dead) {
+        this.#readBytes = 0;
+        this.#slice();
+      }
     } catch (err) {
       this.#connectionError(err);
     }
