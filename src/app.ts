@@ -15,13 +15,13 @@ import { startDebugListener } from "./debug-listener.js";
 import { decisionLog } from "./decision-log.js";
 import { Engine } from "./engine/decide.js";
 import { matchTier, tierOf } from "./engine/tiers.js";
-import { type Algorithm, type FailurePolicy, type RuleSet, systemClock } from "./engine/types.js";
+import { type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
 import { adminTenantRoutes } from "./protocol/admin-tenants.js";
 import type { QueryBounds } from "./protocol/codec.js";
 import { createCheckMethod } from "./protocol/ext-authz.js";
-import { createGrpcServer, type GrpcTransport, type TlsOptions } from "./protocol/grpc/server.js";
+import { createGrpcServer, type TlsOptions } from "./protocol/grpc/server.js";
 import { HealthState, healthMethod } from "./protocol/health.js";
 import { createHttpServer } from "./protocol/http.js";
 import { quotaRoutes } from "./protocol/quota.js";
@@ -99,7 +99,7 @@ async function startSteps(
     ...(options.workerSlot === undefined ? {} : { worker: { slot: options.workerSlot, pid: process.pid } }),
   });
   const health = new HealthState();
-  const defaultAlgorithm = settings.defaultAlgorithm as Algorithm;
+  const defaultAlgorithm = settings.defaultAlgorithm;
 
   // Files (watched from the "config watcher" step on) or an xDS server, whose stream opens here.
   const source = await startup.step("config source", () => {
@@ -145,7 +145,7 @@ async function startSteps(
     clock,
     metrics,
     keyPrefix: settings.keyPrefix,
-    headers: settings.responseHeaders as "legacy" | "draft03" | "ietf" | "off",
+    headers: settings.responseHeaders,
     retryAfterJitterSec: settings.retryAfterJitter,
     globalShadowMode: settings.shadowMode,
     defaultAlgorithm,
@@ -226,7 +226,7 @@ async function startSteps(
           instances: () => built.instances(),
           clock,
           instanceId: randomUUID(),
-          defaultPolicy: settings.onStoreError as FailurePolicy,
+          defaultPolicy: settings.onStoreError,
           keyPrefix: settings.keyPrefix,
           events: metrics,
           streamEvents: metrics,
@@ -235,7 +235,7 @@ async function startSteps(
       ],
       maxMessageBytes: settings.maxMessageBytes,
       maxInFlight: settings.maxInFlight,
-      transport: settings.grpcTransport as GrpcTransport,
+      transport: settings.grpcTransport,
       maxConnections: settings.grpcMaxConnections,
       maxBufferedBytes: settings.grpcMaxBufferedBytes,
       limits: {
@@ -307,10 +307,7 @@ function logClosed(logger: Logger, closed: readonly Closed[], when: string): voi
 
 /** The store step: build it, wait until it serves (or serves degraded), start its heartbeat. */
 async function openStore(settings: Settings, deps: Parameters<typeof createStore>[1]) {
-  const built = createStore(
-    { ...settings, onStoreError: settings.onStoreError as "local" | "allow" | "deny" | "error" },
-    deps,
-  );
+  const built = createStore(settings, deps);
   try {
     await built.store.ready();
     await built.start();

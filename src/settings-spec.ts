@@ -5,13 +5,17 @@
 
 export type Kind = "string" | "int" | "bool" | "duration" | "enum" | "addr";
 
-export interface Spec<K extends Kind = Kind> {
+/**
+ * One setting. `V` is the literal tuple of an `enum` setting's values (`["gcra", "fixed_window"]`), so
+ * the parsed setting is typed as their union (see `Settings` in src/settings.ts).
+ */
+export interface Spec<K extends Kind = Kind, V extends readonly string[] = readonly string[]> {
   readonly kind: K;
   readonly flag: string;
   readonly env: string;
   readonly default: string;
   readonly unit?: string;
-  readonly values?: readonly string[];
+  readonly values?: V;
   readonly min?: number;
   /** Largest allowed value of an `int`. */
   readonly max?: number;
@@ -25,7 +29,12 @@ export interface Spec<K extends Kind = Kind> {
   readonly deprecatedAliases?: readonly { readonly flag: string; readonly env: string }[];
 }
 
-/** One setting (an identity function that keeps the literal kind for the Settings type). */
-export function spec<K extends Kind>(s: Spec<K>): Spec<K> {
+/**
+ * One setting (an identity function that keeps the literal kind and, for an `enum`, the literal value
+ * list for the Settings type).
+ */
+export function spec<K extends Kind, const V extends readonly string[] = readonly string[]>(
+  s: Spec<K, V>,
+): Spec<K, V> {
   return s;
 }

@@ -15,15 +15,18 @@ export type { ReferenceEnvReport };
 
 export type SettingName = keyof typeof SETTINGS;
 
+/** The parsed value of one setting: an `enum` is the union of its schema's `values`. */
 type ValueOf<S> =
-  S extends Spec<infer K>
+  S extends Spec<infer K, infer V>
     ? K extends "int" | "duration"
       ? number
       : K extends "bool"
         ? boolean
         : K extends "addr"
           ? { host: string; port: number }
-          : string
+          : K extends "enum"
+            ? V[number]
+            : string
     : never;
 
 /** Parsed, validated settings. Durations are milliseconds. */

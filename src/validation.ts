@@ -3,7 +3,6 @@
  * `explain` (all three call {@link validationOptionsOf} on settings from the same loader).
  */
 import type { ValidationOptions } from "./config/serving.js";
-import type { Algorithm } from "./engine/types.js";
 import type { SettingName, Settings } from "./settings.js";
 
 /**
@@ -19,7 +18,7 @@ export const VALIDATION_SETTINGS: readonly SettingName[] = Object.freeze([
 /** The validation options of `settings`. */
 export function validationOptionsOf(settings: Settings): ValidationOptions {
   return {
-    defaultAlgorithm: settings.defaultAlgorithm as Algorithm,
+    defaultAlgorithm: settings.defaultAlgorithm,
     tenantsPath: settings.tenants,
     maxKeyValueBytes: settings.maxKeyValueBytes,
   };
