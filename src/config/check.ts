@@ -3,7 +3,8 @@
  * enforces, plus those of our extensions), producing the typed `DomainSpec`.
  */
 import { CALENDAR_UNITS, isTimeZone } from "../engine/calendar.js";
-import type { Algorithm, FailurePolicy, LeaseOptions, Unit } from "../engine/types.js";
+import type { Algorithm, FailurePolicy, LeaseOptions } from "../engine/types.js";
+import { type LimitContext, parseLimits } from "./limits.js";
 import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
 import { type CheckedObject, childPath, type Pos, type ProblemSink } from "./walk.js";
 
@@ -31,8 +32,13 @@ const list = (o: CheckedObject, k: string): readonly CheckedObject[] =>
 
 class Checker {
   readonly #opts: CheckOptions;
+  readonly #limitContext: LimitContext;
   constructor(opts: CheckOptions) {
     this.#opts = opts;
+    this.#limitContext = {
+      defaultAlgorithm: opts.defaultAlgorithm ?? "gcra",
+      problem: (o, k, message) => this.problem(o, k, message),
+    };
   }
 
   /** Report at key `k` of `o` (or at `o` itself when `k` is undefined). */
@@ -86,19 +92,9 @@ class Checker {
     if (key === "") this.problem(d, "key", "descriptor has empty key");
     const rawValue = str(d, "value");
     const value = rawValue === "" ? undefined : rawValue;
-    const rateLimit = obj(d, "rate_limit");
-    const rateLimits = d.valuePos.has("rate_limits") ? list(d, "rate_limits") : undefined;
-    if (d.valuePos.has("rate_limit") && rateLimits !== undefined) {
-      this.problem(
-        d,
-        "rate_limits",
-        'cannot be used together with "rate_limit" (put every limit in rate_limits)',
-      );
-    }
-    if (rateLimits !== undefined && rateLimits.length === 0 && d.valuePos.has("rate_limits")) {
-      this.problem(d, "rate_limits", "must contain at least one limit");
-    }
-    const hasRule = rateLimit !== undefined || (rateLimits !== undefined && rateLimits.length > 0);
+    const parsed = parseLimits(d, this.#limitContext, { required: false, unlimited: true });
+    const rateLimit = parsed.single;
+    const hasRule = parsed.hasRule;
     if (flag(d, "share_threshold") && (value === undefined || !value.includes("*"))) {
       this.problem(d, "share_threshold", 'requires a value containing "*" (a wildcard value)');
     }
@@ -111,9 +107,6 @@ class Checker {
       list(d, "descriptors"),
       parentKey === "" ? composite : `${parentKey}.${composite}`,
     );
-    const limits: LimitSpec[] = [];
-    if (rateLimit !== undefined) this.limit(rateLimit, limits, { unlimitedAllowed: true });
-    for (const item of rateLimits ?? []) this.limit(item, limits, { unlimitedAllowed: false });
     const replaces = rateLimit === undefined ? [] : this.replaces(rateLimit);
     const lease = obj(d, "lease");
     if (key === undefined || key === "") return undefined;
@@ -122,11 +115,11 @@ class Checker {
       value,
       line: d.pos.line,
       hasRule,
-      limits,
+      limits: parsed.limits,
       unlimited: rateLimit !== undefined && flag(rateLimit, "unlimited"),
       replaces,
       shadowMode: flag(d, "shadow_mode"),
-      calendar: this.calendar(d, limits, lease !== undefined),
+      calendar: this.calendar(d, parsed.limits, lease !== undefined),
       quotaMode: flag(d, "quota_mode"),
       detailedMetric: flag(d, "detailed_metric"),
       valueToMetric: flag(d, "value_to_metric"),
@@ -137,31 +130,6 @@ class Checker {
       metadata: d.values.get("metadata") as Readonly<Record<string, unknown>> | undefined,
       children,
     };
-  }
-
-  limit(l: CheckedObject, into: LimitSpec[], opts: { unlimitedAllowed: boolean }): void {
-    if (opts.unlimitedAllowed && flag(l, "unlimited")) {
-      if (l.valuePos.has("unit")) this.problem(l, "unit", "should not be set when unlimited is true");
-      if (l.valuePos.has("burst")) this.problem(l, "burst", "should not be set when unlimited is true");
-      return;
-    }
-    const hint = opts.unlimitedAllowed ? " (or set unlimited: true)" : "";
-    for (const k of ["unit", "requests_per_unit"]) {
-      if (!l.valuePos.has(k)) this.problem(l, undefined, `missing required key "${k}"${hint}`);
-    }
-    const algorithm = (str(l, "algorithm") as Algorithm | undefined) ?? this.#opts.defaultAlgorithm ?? "gcra";
-    const burst = num(l, "burst");
-    if (algorithm === "fixed_window" && l.valuePos.has("burst")) {
-      this.problem(
-        l,
-        "burst",
-        "is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
-      );
-    }
-    const unit = str(l, "unit") as Unit | undefined;
-    const requestsPerUnit = num(l, "requests_per_unit");
-    if (unit === undefined || requestsPerUnit === undefined) return;
-    into.push({ name: str(l, "name"), unit, requestsPerUnit, algorithm, burst });
   }
 
   /**

@@ -2,17 +2,16 @@
  * Compiles validated `DomainSpec`s into the immutable, frozen `RuleSet` the engine matches against.
  */
 import { prepareMatching } from "../engine/match.js";
+import { ruleLimitOf } from "../engine/policy.js";
 import type {
   DescriptorLevel,
   DescriptorNode,
   DomainRules,
   FailurePolicy,
   Rule,
-  RuleLimit,
   RuleSet,
 } from "../engine/types.js";
-import { UNIT_MS } from "../engine/types.js";
-import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
+import type { DescriptorSpec, DomainSpec } from "./spec.js";
 
 /**
  * Key of `DescriptorLevel.exact`: length-prefixed, so no key/value pair can collide with another
@@ -41,26 +40,13 @@ interface Scope {
   readonly onStoreError: FailurePolicy | undefined;
 }
 
-function ruleLimit(l: LimitSpec, calendar: DescriptorSpec["calendar"]): RuleLimit {
-  const periodMs = UNIT_MS[l.unit];
-  // requests_per_unit 0 blocks every request: the engine answers it without touching a bucket.
-  const burst = l.algorithm === "fixed_window" ? l.requestsPerUnit : (l.burst ?? l.requestsPerUnit);
-  const base = { algorithm: l.algorithm, limit: l.requestsPerUnit, periodMs, burst };
-  // check.ts accepts calendar only on fixed_window limits of unit day, week, month or year.
-  const unit = l.unit;
-  const policy = Object.freeze(
-    calendar !== undefined && (unit === "day" || unit === "week" || unit === "month" || unit === "year")
-      ? { ...base, calendar: Object.freeze({ unit, timeZone: calendar.timeZone }) }
-      : base,
-  );
-  return Object.freeze({ name: l.name, unit: l.unit, requestsPerUnit: l.requestsPerUnit, policy });
-}
-
 function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
   return Object.freeze({
     domain: scope.domain,
     path,
-    limits: Object.freeze(d.unlimited ? [] : d.limits.map((l) => ruleLimit(l, d.calendar))),
+    limits: Object.freeze(
+      d.unlimited ? [] : d.limits.map((l) => ruleLimitOf({ ...l, calendar: d.calendar })),
+    ),
     unlimited: d.unlimited,
     shadowMode: d.shadowMode,
     quotaMode: d.quotaMode,

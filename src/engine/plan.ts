@@ -7,6 +7,7 @@
 import { KeyCache, type KeySet } from "./key-cache.js";
 import { entriesPart, keyHead, keyTail } from "./keys.js";
 import { matchDescriptor } from "./match.js";
+import { policyOf } from "./policy.js";
 import { effectiveShards, shardPolicies } from "./shards.js";
 import type {
   DomainRules,
@@ -18,7 +19,6 @@ import type {
   ReportedLimit,
   Rule,
 } from "./types.js";
-import { UNIT_MS } from "./types.js";
 
 /** One limit of a planned descriptor. */
 export interface PlannedLimit {
@@ -147,12 +147,11 @@ export class Planner {
       // A request-supplied override replaces the configured limit whenever the domain exists (matched
       // or not); as in envoyproxy/ratelimit it is never in shadow mode, never sharded.
       const rpu = d.limit.requestsPerUnit;
-      const policy: Policy = {
+      const policy = policyOf({
         algorithm: this.opts.defaultAlgorithm,
-        limit: rpu,
-        periodMs: UNIT_MS[d.limit.unit],
-        burst: rpu,
-      };
+        requestsPerUnit: rpu,
+        unit: d.limit.unit,
+      });
       const limit: PlannedLimit = {
         reported: { requestsPerUnit: rpu, unit: d.limit.unit, name: undefined },
         policies: [policy],

@@ -78,8 +78,8 @@ tiers:
           rate_limit: { unit: minute, requests_per_unit: 1, algorithm: fixed_window, burst: 3 }
 `;
     expect(problemsOf(yaml)).toEqual([
-      'tiers.yaml:7:11: tiers.tiers[0].limits[0]: needs exactly one of "rate_limit" or "rate_limits"',
-      'tiers.yaml:8:11: tiers.tiers[0].limits[1]: needs exactly one of "rate_limit" or "rate_limits"',
+      'tiers.yaml:7:11: tiers.tiers[0].limits[0]: needs "rate_limit" or "rate_limits"',
+      'tiers.yaml:10:24: tiers.tiers[0].limits[1].rate_limits: cannot be used together with "rate_limit" (put every limit in rate_limits)',
       'tiers.yaml:12:23: tiers.tiers[0].limits[2].rate_limit: missing required key "requests_per_unit"',
       "tiers.yaml:14:93: tiers.tiers[0].limits[3].rate_limit.burst: is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
     ]);

@@ -15,10 +15,13 @@
  *         - rate_limit: { unit: minute, requests_per_unit: 20 }   # any other class
  * ```
  */
+
+import { ruleLimitOf } from "../../engine/policy.js";
 import type { TierLimits, Tiers, TierTable } from "../../engine/tiers.js";
-import { type Algorithm, type Rule, UNIT_MS, type Unit } from "../../engine/types.js";
+import type { Algorithm, Rule } from "../../engine/types.js";
 import type { LoadResult, ParsedDocument } from "../document.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
+import { type LimitContext, parseLimits } from "../limits.js";
 import type { FieldDef } from "../schema.js";
 import { loadTenants } from "../tenants.js";
 import { type CheckedObject, childPath } from "../walk.js";
@@ -47,14 +50,18 @@ const items = (o: CheckedObject, k: string) =>
 /** Metric-safe path segment. */
 const segment = (s: string) => s.replace(/[^\w.*:/@+-]/g, "_");
 
-interface Context {
+interface Context extends LimitContext {
   readonly file: string;
   readonly domain: string;
-  readonly defaultAlgorithm: Algorithm;
   readonly problems: ConfigProblem[];
 }
 
-function problem(ctx: Context, o: CheckedObject, k: string | undefined, message: string): void {
+function problem(
+  ctx: { readonly file: string; readonly problems: ConfigProblem[] },
+  o: CheckedObject,
+  k: string | undefined,
+  message: string,
+): void {
   const pos = (k === undefined ? undefined : o.valuePos.get(k)) ?? o.pos;
   const path = k === undefined ? o.path : childPath(o.path, k);
   ctx.problems.push({ file: ctx.file, line: pos.line, column: pos.column, path, message });
@@ -66,46 +73,14 @@ function nonEmpty(ctx: Context, o: CheckedObject, k: string): string | undefined
   return v === "" ? undefined : v;
 }
 
-function ruleLimit(ctx: Context, l: CheckedObject): Rule["limits"][number] | undefined {
-  for (const k of ["unit", "requests_per_unit"])
-    if (!l.valuePos.has(k)) problem(ctx, l, undefined, `missing required key "${k}"`);
-  const algorithm = (text(l, "algorithm") as Algorithm | undefined) ?? ctx.defaultAlgorithm;
-  const burst = l.values.get("burst") as number | undefined;
-  if (algorithm === "fixed_window" && l.valuePos.has("burst"))
-    problem(
-      ctx,
-      l,
-      "burst",
-      "is not allowed with algorithm fixed_window (a window admits requests_per_unit)",
-    );
-  const unit = text(l, "unit") as Unit | undefined;
-  const rpu = l.values.get("requests_per_unit") as number | undefined;
-  if (unit === undefined || rpu === undefined) return undefined;
-  const policy = Object.freeze({
-    algorithm,
-    limit: rpu,
-    periodMs: UNIT_MS[unit],
-    burst: algorithm === "fixed_window" ? rpu : (burst ?? rpu),
-  });
-  return Object.freeze({ name: text(l, "name"), unit, requestsPerUnit: rpu, policy });
-}
-
 function rule(ctx: Context, item: CheckedObject, path: string): Rule | undefined {
-  const single = item.values.get("rate_limit") as CheckedObject | undefined;
-  const many = item.valuePos.has("rate_limits") ? items(item, "rate_limits") : undefined;
-  if (item.valuePos.has("rate_limit") === (many !== undefined)) {
-    problem(ctx, item, undefined, 'needs exactly one of "rate_limit" or "rate_limits"');
-    return undefined;
-  }
-  if (many !== undefined && many.length === 0)
-    problem(ctx, item, "rate_limits", "must contain at least one limit");
-  const specs = single === undefined ? (many ?? []) : [single];
-  const limits = specs.map((l) => ruleLimit(ctx, l));
-  if (limits.length === 0 || limits.some((l) => l === undefined)) return undefined;
+  const parsed = parseLimits(item, ctx, { required: true, unlimited: false });
+  if (!parsed.complete || parsed.limits.length === 0) return undefined;
+  const limits = parsed.limits.map(ruleLimitOf);
   return Object.freeze({
     domain: ctx.domain,
     path,
-    limits: Object.freeze(limits as Rule["limits"][number][]),
+    limits: Object.freeze(limits),
     unlimited: false,
     shadowMode: false,
     quotaMode: false,
@@ -213,11 +188,11 @@ export function compileTiers(
   for (const doc of documents) {
     const section = doc.root?.values.get("tiers") as CheckedObject | undefined;
     if (section === undefined || doc.domain === undefined) continue;
-    const ctx = {
-      file: doc.file,
-      domain: doc.domain.domain,
+    const base = { file: doc.file, domain: doc.domain.domain, problems };
+    const ctx: Context = {
+      ...base,
       defaultAlgorithm: opts.defaultAlgorithm ?? "gcra",
-      problems,
+      problem: (o, k, message) => problem(base, o, k, message),
     };
     const compiled = table(ctx, section);
     if (compiled !== undefined) tables.set(ctx.domain, compiled);

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { Planner } from "../../src/engine/plan.js";
+import { policyOf, ruleLimitOf } from "../../src/engine/policy.js";
+import { compileText } from "../tiers/tiers-fixture.js";
+
+describe("policyOf: the one Policy of a limit as written", () => {
+  it("gives GCRA its burst (default requests_per_unit) and fixed windows requests_per_unit", () => {
+    expect(policyOf({ algorithm: "gcra", requestsPerUnit: 10, unit: "minute", burst: 25 })).toEqual({
+      algorithm: "gcra",
+      limit: 10,
+      periodMs: 60_000,
+      burst: 25,
+    });
+    expect(policyOf({ algorithm: "gcra", requestsPerUnit: 10, unit: "second" }).burst).toBe(10);
+    expect(policyOf({ algorithm: "fixed_window", requestsPerUnit: 7, unit: "hour", burst: 99 })).toEqual({
+      algorithm: "fixed_window",
+      limit: 7,
+      periodMs: 3_600_000,
+      burst: 7,
+    });
+    const limit = ruleLimitOf({ name: "n", algorithm: "gcra", requestsPerUnit: 0, unit: "day" });
+    expect(Object.isFrozen(limit) && Object.isFrozen(limit.policy)).toBe(true);
+    expect(limit.policy.limit).toBe(0);
+  });
+
+  it("is what descriptors, tiers and request overrides get for the same terms", () => {
+    const yaml = `domain: edge
+descriptors:
+  - key: ip
+    rate_limit: { unit: minute, requests_per_unit: 50, burst: 60 }
+tiers:
+  default_tier: free
+  tiers:
+    - name: free
+      limits:
+        - rate_limit: { unit: minute, requests_per_unit: 50, burst: 60 }
+`;
+    const expected = policyOf({ algorithm: "gcra", requestsPerUnit: 50, unit: "minute", burst: 60 });
+    const compiled = compileText(yaml);
+    const domain = compiled.ruleSet.domains.get("edge");
+    const descriptor = domain?.root.defaults.get("ip")?.rule?.limits[0]?.policy;
+    const tier = compiled.tiers.tables.get("edge")?.tiers.get("free")?.fallback?.limits[0]?.policy;
+    expect(descriptor).toEqual(expected);
+    expect(tier).toEqual(expected);
+    if (domain === undefined) throw new Error("no domain");
+    const [plan] = new Planner({ keyPrefix: "", defaultAlgorithm: "gcra" }).plan(
+      domain,
+      [
+        {
+          entries: [{ key: "ip", value: "1" }],
+          limit: { requestsPerUnit: 50, unit: "minute" },
+          hitsAddend: undefined,
+        },
+      ],
+      1,
+    );
+    const override = plan?.kind === "limited" ? plan.limits[0]?.policies[0] : undefined;
+    expect(override).toEqual(policyOf({ algorithm: "gcra", requestsPerUnit: 50, unit: "minute" }));
+    expect(Object.isFrozen(override)).toBe(true);
+  });
+});
