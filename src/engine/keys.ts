@@ -14,12 +14,17 @@
  *   The deployment prefix is kept readable: only `%`, `{` and `}` are escaped in it, so a prefix can
  *   never open a hash tag of its own.
  * - Limits live in config, never in keys: the key names the descriptor and which limit of its rule
- *   (`g0` = GCRA limit 0, `f1` = fixed-window limit 1), not the rate.
+ *   (`g0` = GCRA limit 0, `f1` = fixed-window limit 1), not the rate. The one exception is a
+ *   request-supplied limit override: it has its own bucket, named by the override
+ *   (`og100_minute` = GCRA, 100 per minute), so its state is never read with a configured limit's
+ *   math or the reverse.
  *
  * Hot path: {@link keyHead} (prefix + domain) and {@link keyTail} (algorithm, index, shard) depend
  * only on config and are cached per rule by the planner; only {@link entriesPart} is built per request.
  */
-import type { Algorithm, Entry } from "./types.js";
+
+import type { Algorithm, Entry, LimitOverride, Unit } from "./types.js";
+import { UNIT_MS } from "./types.js";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control bytes are escaped on purpose
 const UNSAFE = /[%{}=,|:#\u0000-\u001f\u007f]/g;
@@ -48,11 +53,13 @@ export interface BucketKeyParts {
   readonly prefix: string;
   readonly domain: string;
   readonly entries: readonly Entry[];
-  /** Index of the limit in its rule's `rate_limits` (0 for a single `rate_limit`). */
+  /** Index of the limit in its rule's `rate_limits` (0 for a single `rate_limit`; 0 for an override). */
   readonly limitIndex: number;
   readonly algorithm: Algorithm;
   /** Shard index when the rule is sharded. */
   readonly shard?: number | undefined;
+  /** The request-supplied limit this bucket counts (never sharded); undefined for a configured limit. */
+  readonly override?: LimitOverride | undefined;
 }
 
 /** The config-only start of every key of a domain: `<prefix>tl:v1:{<domain>|`. Cacheable. */
@@ -77,22 +84,32 @@ export function keyTail(algorithm: Algorithm, limitIndex: number, shard?: number
   return `${shardPart}}:${algorithm === "gcra" ? "g" : "f"}${limitIndex}`;
 }
 
+/** The end of an override's key: closing brace, `o`, algorithm, `requests_per_unit`, `_`, unit. */
+export function overrideTail(algorithm: Algorithm, override: LimitOverride): string {
+  return `}:o${algorithm === "gcra" ? "g" : "f"}${override.requestsPerUnit}_${override.unit}`;
+}
+
 /** Build one full bucket key. The planner assembles the same string from cached head and tail. */
 export function bucketKey(parts: BucketKeyParts): string {
   return (
     keyHead(parts.prefix, parts.domain) +
     entriesPart(parts.entries) +
-    keyTail(parts.algorithm, parts.limitIndex, parts.shard)
+    (parts.override === undefined
+      ? keyTail(parts.algorithm, parts.limitIndex, parts.shard)
+      : overrideTail(parts.algorithm, parts.override))
   );
 }
 
-const KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)(?:#(\d+))?\}:([gf])(\d+)$/;
+const KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)(?:#(\d+))?\}:(?:([gf])(\d+)|o([gf])(\d+)_([a-z]+))$/;
+const isUnit = (u: string): u is Unit => Object.hasOwn(UNIT_MS, u);
 
 /** Inverse of {@link bucketKey}; undefined for a string that is not a tollgate v1 key. */
 export function parseBucketKey(key: string): BucketKeyParts | undefined {
   const m = KEY.exec(key);
   if (!m) return undefined;
-  const [, prefix = "", domain = "", body = "", shard, alg, index = "0"] = m;
+  const [, prefix = "", domain = "", body = "", shard, alg, index = "0", oAlg, oRpu, oUnit = ""] = m;
+  // An override bucket is never sharded, and its unit is one of ours.
+  if (oAlg !== undefined && (shard !== undefined || !isUnit(oUnit))) return undefined;
   const entries: Entry[] = [];
   if (body !== "") {
     for (const pair of body.split(",")) {
@@ -109,8 +126,10 @@ export function parseBucketKey(key: string): BucketKeyParts | undefined {
     domain: unescapeComponent(domain),
     entries,
     limitIndex: Number(index),
-    algorithm: alg === "g" ? "gcra" : "fixed_window",
+    algorithm: (alg ?? oAlg) === "g" ? "gcra" : "fixed_window",
     shard: shard === undefined ? undefined : Number(shard),
+    override:
+      oAlg !== undefined && isUnit(oUnit) ? { requestsPerUnit: Number(oRpu), unit: oUnit } : undefined,
   };
 }
 

@@ -5,7 +5,7 @@
  * computed once per rule and cached; a request only builds the entries part of its keys.
  */
 import { KeyCache, type KeySet } from "./key-cache.js";
-import { entriesPart, keyHead, keyTail } from "./keys.js";
+import { entriesPart, keyHead, keyTail, overrideTail } from "./keys.js";
 import { matchDescriptor } from "./match.js";
 import { policyOf } from "./policy.js";
 import { effectiveShards, shardPolicies } from "./shards.js";
@@ -155,9 +155,8 @@ export class Planner {
       const limit: PlannedLimit = {
         reported: { requestsPerUnit: rpu, unit: d.limit.unit, name: undefined },
         policies: [policy],
-        // Its own bucket: an override read with the configured limit's math (or the reverse) would
-        // be wrong, so its key names the override (e.g. `}:og100_minute`).
-        tails: [`}:o${policy.algorithm === "gcra" ? "g" : "f"}${rpu}_${d.limit.unit}`],
+        // Its own bucket, named by the override (engine/keys.ts).
+        tails: [overrideTail(policy.algorithm, d.limit)],
       };
       return {
         kind: "limited",

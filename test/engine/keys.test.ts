@@ -62,6 +62,21 @@ describe("bucket keys", () => {
     expect(parseBucketKey("something-else")).toBeUndefined();
   });
 
+  it("name a request-supplied override by its limit, and round-trip it through parseBucketKey", () => {
+    for (const algorithm of ["gcra", "fixed_window"] as const) {
+      const p = { ...parts([["k%", "v:{},|=#"]]), algorithm, limitIndex: 0 };
+      const override = { requestsPerUnit: 100, unit: "minute" as const };
+      const key = bucketKey({ ...p, override });
+      expect(key).toBe(
+        `prod:tl:v1:{edge|k%25=v%3A%7B%7D%2C%7C%3D%23}:o${algorithm === "gcra" ? "g" : "f"}100_minute`,
+      );
+      expect(parseBucketKey(key)).toEqual({ ...p, shard: undefined, override });
+      expect(parseBucketKey(bucketKey(p))?.override).toBeUndefined();
+    }
+    expect(parseBucketKey("tl:v1:{edge|a=b}:og5_fortnight")).toBeUndefined();
+    expect(parseBucketKey("tl:v1:{edge|a=b#1}:og5_minute")).toBeUndefined();
+  });
+
   it("escape braces in the prefix so it can never open a hash tag of its own", () => {
     const p = { ...parts([["tenant", "acme"]]), prefix: "{team}%:" };
     const key = bucketKey(p);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bucketKey } from "../../src/engine/keys.js";
+import { bucketKey, parseBucketKey } from "../../src/engine/keys.js";
 import { desc, engineFor, query } from "./engine-fixture.js";
 
 const RULES = `
@@ -80,5 +80,22 @@ describe("planned bucket keys (cached per rule and entry values)", () => {
       },
     ]);
     expect(peek?.remaining).toBe(2);
+  });
+
+  it("name a request-supplied override's own bucket, which parseBucketKey reads back", () => {
+    const { engine } = engineFor(RULES, { keyPrefix: "p:", defaultAlgorithm: "fixed_window" });
+    const override = { requestsPerUnit: 7, unit: "hour" as const };
+    const keys = engine.bucketKeys(query("edge", [desc("user=u1", { limit: override })]));
+    expect(keys).toEqual([
+      bucketKey({
+        prefix: "p:",
+        domain: "edge",
+        entries: [{ key: "user", value: "u1" }],
+        limitIndex: 0,
+        algorithm: "fixed_window",
+        override,
+      }),
+    ]);
+    expect(parseBucketKey(keys[0] ?? "")).toMatchObject({ algorithm: "fixed_window", override });
   });
 });
