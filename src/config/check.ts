@@ -3,8 +3,10 @@
  * enforces, plus those of our extensions), producing the typed `DomainSpec`.
  */
 import { CALENDAR_UNITS, isTimeZone } from "../engine/calendar.js";
-import type { Algorithm, FailurePolicy, LeaseOptions } from "../engine/types.js";
+import type { Algorithm, LeaseOptions } from "../engine/types.js";
+import { child, choice, count, flag, freeMap, has, items, text } from "./fields.js";
 import { type LimitContext, parseLimits } from "./limits.js";
+import { ROWS } from "./schema.js";
 import type { DescriptorSpec, DomainSpec, LimitSpec } from "./spec.js";
 import { type CheckedObject, childPath, type Pos, type ProblemSink } from "./walk.js";
 
@@ -15,20 +17,6 @@ export interface CheckOptions {
   readonly defaultAlgorithm?: Algorithm;
   readonly report: ProblemSink;
 }
-
-const str = (o: CheckedObject, k: string): string | undefined => {
-  const v = o.values.get(k);
-  return typeof v === "string" ? v : undefined;
-};
-const num = (o: CheckedObject, k: string): number | undefined => {
-  const v = o.values.get(k);
-  return typeof v === "number" ? v : undefined;
-};
-const flag = (o: CheckedObject, k: string): boolean => o.values.get(k) === true;
-const obj = (o: CheckedObject, k: string): CheckedObject | undefined =>
-  o.values.get(k) as CheckedObject | undefined;
-const list = (o: CheckedObject, k: string): readonly CheckedObject[] =>
-  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
 
 class Checker {
   readonly #opts: CheckOptions;
@@ -48,9 +36,9 @@ class Checker {
   }
 
   domain(root: CheckedObject): DomainSpec | undefined {
-    const domain = str(root, "domain");
+    const domain = text(root, ROWS.domain);
     if (domain === "") this.problem(root, "domain", "must not be empty");
-    const descriptors = this.level(list(root, "descriptors"), domain ?? "");
+    const descriptors = this.level(items(root, ROWS.descriptors) ?? [], domain ?? "");
     if (domain === undefined || domain === "") return undefined;
     const at = root.valuePos.get("domain") ?? root.pos;
     return {
@@ -58,7 +46,7 @@ class Checker {
       file: this.#opts.file,
       line: at.line,
       column: at.column,
-      onStoreError: str(root, "on_store_error") as FailurePolicy | undefined,
+      onStoreError: choice(root, ROWS.on_store_error),
       descriptors,
     };
   }
@@ -88,27 +76,27 @@ class Checker {
   }
 
   descriptor(d: CheckedObject, parentKey: string): DescriptorSpec | undefined {
-    const key = str(d, "key");
+    const key = text(d, ROWS.key);
     if (key === "") this.problem(d, "key", "descriptor has empty key");
-    const rawValue = str(d, "value");
+    const rawValue = text(d, ROWS.value);
     const value = rawValue === "" ? undefined : rawValue;
-    const parsed = parseLimits(d, this.#limitContext, { required: false, unlimited: true });
+    const parsed = parseLimits(d, this.#limitContext, { rows: ROWS, required: false, unlimited: true });
     const rateLimit = parsed.single;
     const hasRule = parsed.hasRule;
-    if (flag(d, "share_threshold") && (value === undefined || !value.includes("*"))) {
+    if (flag(d, ROWS.share_threshold) && (value === undefined || !value.includes("*"))) {
       this.problem(d, "share_threshold", 'requires a value containing "*" (a wildcard value)');
     }
-    for (const k of ["shards", "lease"]) {
-      if (d.valuePos.has(k) && !hasRule)
-        this.problem(d, k, 'requires "rate_limit" or "rate_limits" on the same descriptor');
+    for (const row of [ROWS.shards, ROWS.lease]) {
+      if (has(d, row) && !hasRule)
+        this.problem(d, row.name, 'requires "rate_limit" or "rate_limits" on the same descriptor');
     }
     const composite = value === undefined ? (key ?? "") : `${key}_${value}`;
     const children = this.level(
-      list(d, "descriptors"),
+      items(d, ROWS.descriptors) ?? [],
       parentKey === "" ? composite : `${parentKey}.${composite}`,
     );
     const replaces = rateLimit === undefined ? [] : this.replaces(rateLimit);
-    const lease = obj(d, "lease");
+    const lease = child(d, ROWS.lease);
     if (key === undefined || key === "") return undefined;
     return {
       key,
@@ -116,18 +104,18 @@ class Checker {
       line: d.pos.line,
       hasRule,
       limits: parsed.limits,
-      unlimited: rateLimit !== undefined && flag(rateLimit, "unlimited"),
+      unlimited: rateLimit !== undefined && flag(rateLimit, ROWS.unlimited),
       replaces,
-      shadowMode: flag(d, "shadow_mode"),
+      shadowMode: flag(d, ROWS.shadow_mode),
       calendar: this.calendar(d, parsed.limits, lease !== undefined),
-      quotaMode: flag(d, "quota_mode"),
-      detailedMetric: flag(d, "detailed_metric"),
-      valueToMetric: flag(d, "value_to_metric"),
-      shareThreshold: flag(d, "share_threshold"),
-      shards: num(d, "shards") ?? 1,
+      quotaMode: flag(d, ROWS.quota_mode),
+      detailedMetric: flag(d, ROWS.detailed_metric),
+      valueToMetric: flag(d, ROWS.value_to_metric),
+      shareThreshold: flag(d, ROWS.share_threshold),
+      shards: count(d, ROWS.shards) ?? 1,
       lease: lease === undefined ? undefined : this.lease(lease),
-      onStoreError: str(d, "on_store_error") as FailurePolicy | undefined,
-      metadata: d.values.get("metadata") as Readonly<Record<string, unknown>> | undefined,
+      onStoreError: choice(d, ROWS.on_store_error),
+      metadata: freeMap(d, ROWS.metadata),
       children,
     };
   }
@@ -141,13 +129,13 @@ class Checker {
     limits: readonly LimitSpec[],
     leased: boolean,
   ): { readonly timeZone: string } | undefined {
-    const timeZone = str(d, "time_zone");
-    if (!flag(d, "calendar")) {
+    const timeZone = text(d, ROWS.time_zone);
+    if (!flag(d, ROWS.calendar)) {
       if (timeZone !== undefined)
         this.problem(d, "time_zone", "requires calendar: true on the same descriptor");
       return undefined;
     }
-    if (limits.length === 0 && !d.valuePos.has("rate_limit") && !d.valuePos.has("rate_limits"))
+    if (limits.length === 0 && !has(d, ROWS.rate_limit) && !has(d, ROWS.rate_limits))
       this.problem(d, "calendar", 'requires "rate_limit" or "rate_limits" on the same descriptor');
     for (const l of limits) {
       if (l.algorithm !== "fixed_window" || !(CALENDAR_UNITS as readonly string[]).includes(l.unit)) {
@@ -172,10 +160,10 @@ class Checker {
   }
 
   replaces(l: CheckedObject): string[] {
-    const own = str(l, "name");
+    const own = text(l, ROWS.name);
     const names: string[] = [];
-    for (const r of list(l, "replaces")) {
-      const name = str(r, "name");
+    for (const r of items(l, ROWS.replaces) ?? []) {
+      const name = text(r, ROWS.replaces_name);
       if (name === undefined) continue;
       if (name === "") this.problem(r, "name", "should not be empty");
       else if (name === own) this.problem(r, "name", `should not name its own rate limit "${own}"`);
@@ -185,8 +173,8 @@ class Checker {
   }
 
   lease(l: CheckedObject): LeaseOptions | undefined {
-    const size = num(l, "size");
-    const ttlMs = num(l, "ttl");
+    const size = count(l, ROWS.size);
+    const ttlMs = count(l, ROWS.ttl);
     return size === undefined || ttlMs === undefined ? undefined : { size, ttlMs };
   }
 }

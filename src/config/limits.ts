@@ -3,7 +3,9 @@
  * `rate_limits` (`parseLimits`) and each limit in them (`parseLimit`), with the same rules and the
  * same error text wherever they appear. Types and unknown keys were checked by the schema walker.
  */
-import type { Algorithm, Unit } from "../engine/types.js";
+import type { Algorithm } from "../engine/types.js";
+import { child, choice, count, flag, has, items, type Row, text } from "./fields.js";
+import { ROWS } from "./schema.js";
 import type { LimitSpec } from "./spec.js";
 import type { CheckedObject } from "./walk.js";
 
@@ -15,18 +17,11 @@ export interface LimitContext {
   readonly problem: (o: CheckedObject, k: string | undefined, message: string) => void;
 }
 
-const str = (o: CheckedObject, k: string): string | undefined => {
-  const v = o.values.get(k);
-  return typeof v === "string" ? v : undefined;
-};
-const num = (o: CheckedObject, k: string): number | undefined => {
-  const v = o.values.get(k);
-  return typeof v === "number" ? v : undefined;
-};
-const obj = (o: CheckedObject, k: string): CheckedObject | undefined =>
-  o.values.get(k) as CheckedObject | undefined;
-const list = (o: CheckedObject, k: string): readonly CheckedObject[] =>
-  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+/** The `rate_limit` / `rate_limits` rows of the object holding the limits (a descriptor, a tier row). */
+export interface LimitRows {
+  readonly rate_limit: Row<{ readonly kind: "object"; readonly context: string }>;
+  readonly rate_limits: Row<{ readonly kind: "list"; readonly context: string }>;
+}
 
 /** What {@link parseLimits} found on one object. */
 export interface ParsedLimits {
@@ -48,12 +43,14 @@ export interface ParsedLimits {
 export function parseLimits(
   o: CheckedObject,
   ctx: LimitContext,
-  opts: { readonly required: boolean; readonly unlimited: boolean },
+  opts: { readonly rows: LimitRows; readonly required: boolean; readonly unlimited: boolean },
 ): ParsedLimits {
-  const single = obj(o, "rate_limit");
-  const many = o.valuePos.has("rate_limits") ? list(o, "rate_limits") : undefined;
+  const single = child(o, opts.rows.rate_limit);
+  // Written but invalid counts as written: the pair rules still apply.
+  const many = has(o, opts.rows.rate_limits) ? (items(o, opts.rows.rate_limits) ?? []) : undefined;
+  const singleWritten = has(o, opts.rows.rate_limit);
   let complete = true;
-  if (single !== undefined && many !== undefined) {
+  if (singleWritten && many !== undefined) {
     ctx.problem(
       o,
       "rate_limits",
@@ -61,7 +58,7 @@ export function parseLimits(
     );
     complete = false;
   }
-  if (opts.required && single === undefined && many === undefined) {
+  if (opts.required && !singleWritten && many === undefined) {
     ctx.problem(o, undefined, 'needs "rate_limit" or "rate_limits"');
     complete = false;
   }
@@ -70,7 +67,7 @@ export function parseLimits(
     complete = false;
   }
   const limits: LimitSpec[] = [];
-  const unlimited = opts.unlimited && single !== undefined && single.values.get("unlimited") === true;
+  const unlimited = opts.unlimited && single !== undefined && flag(single, ROWS.unlimited);
   const read = (l: CheckedObject, unlimitedAllowed: boolean) => {
     const spec = parseLimit(l, ctx, { unlimitedAllowed });
     if (spec !== undefined) limits.push(spec);
@@ -95,21 +92,21 @@ export function parseLimit(
   ctx: LimitContext,
   opts: { readonly unlimitedAllowed: boolean },
 ): LimitSpec | undefined {
-  if (opts.unlimitedAllowed && l.values.get("unlimited") === true) {
-    if (l.valuePos.has("unit")) ctx.problem(l, "unit", "should not be set when unlimited is true");
-    if (l.valuePos.has("burst")) ctx.problem(l, "burst", "should not be set when unlimited is true");
+  if (opts.unlimitedAllowed && flag(l, ROWS.unlimited)) {
+    if (has(l, ROWS.unit)) ctx.problem(l, "unit", "should not be set when unlimited is true");
+    if (has(l, ROWS.burst)) ctx.problem(l, "burst", "should not be set when unlimited is true");
     return undefined;
   }
   const hint = opts.unlimitedAllowed ? " (or set unlimited: true)" : "";
-  for (const k of ["unit", "requests_per_unit"]) {
-    if (!l.valuePos.has(k)) ctx.problem(l, undefined, `missing required key "${k}"${hint}`);
+  for (const row of [ROWS.unit, ROWS.requests_per_unit]) {
+    if (!has(l, row)) ctx.problem(l, undefined, `missing required key "${row.name}"${hint}`);
   }
-  const algorithm = (str(l, "algorithm") as Algorithm | undefined) ?? ctx.defaultAlgorithm;
-  if (algorithm === "fixed_window" && l.valuePos.has("burst")) {
+  const algorithm = choice(l, ROWS.algorithm) ?? ctx.defaultAlgorithm;
+  if (algorithm === "fixed_window" && has(l, ROWS.burst)) {
     ctx.problem(l, "burst", "is not allowed with algorithm fixed_window (a window admits requests_per_unit)");
   }
-  const unit = str(l, "unit") as Unit | undefined;
-  const requestsPerUnit = num(l, "requests_per_unit");
+  const unit = choice(l, ROWS.unit);
+  const requestsPerUnit = count(l, ROWS.requests_per_unit);
   if (unit === undefined || requestsPerUnit === undefined) return undefined;
-  return { name: str(l, "name"), unit, requestsPerUnit, algorithm, burst: num(l, "burst") };
+  return { name: text(l, ROWS.name), unit, requestsPerUnit, algorithm, burst: count(l, ROWS.burst) };
 }

@@ -59,51 +59,59 @@ export function extendSchema(base: ConfigSchema, rows: readonly FieldDef[]): Con
 }
 
 const UINT32_MAX = 4_294_967_295;
-const uint32: FieldType = { kind: "uint", min: 0, max: UINT32_MAX };
-const bool: FieldType = { kind: "bool" };
-const name: FieldType = { kind: "string" };
+const uint32 = { kind: "uint", min: 0, max: UINT32_MAX } as const;
+const bool = { kind: "bool" } as const;
+const name = { kind: "string" } as const;
 /** Accepted spellings of `unit` (any case). */
 export const UNITS = ["second", "minute", "hour", "day", "week", "month", "year"] as const;
 /** Accepted `algorithm` values. */
 export const ALGORITHMS = ["gcra", "fixed_window"] as const;
 /** Accepted `on_store_error` values. */
 export const FAILURE_POLICIES = ["local", "allow", "deny", "error"] as const;
-const LIMIT = ["rate_limit", "rate_limits"];
+const LIMIT = ["rate_limit", "rate_limits"] as const;
 
 /**
- * The tollgate format: envoyproxy/ratelimit's keys unchanged, plus our extensions
- * (`algorithm`, `burst`, `rate_limits`, `shards`, `lease`, `on_store_error`).
+ * The rows of the tollgate format by name: envoyproxy/ratelimit's keys unchanged, plus our
+ * extensions (`algorithm`, `burst`, `rate_limits`, `shards`, `lease`, `on_store_error`). Each row
+ * keeps its literal type, so the readers in `fields.ts` give the value its TypeScript type.
  */
-export const BASE_SCHEMA: ConfigSchema = defineSchema([
-  { name: "domain", in: ["root"], type: { kind: "string" }, required: true },
-  { name: "descriptors", in: ["root", "descriptor"], type: { kind: "list", context: "descriptor" } },
-  {
+export const ROWS = {
+  domain: { name: "domain", in: ["root"], type: { kind: "string" }, required: true },
+  descriptors: {
+    name: "descriptors",
+    in: ["root", "descriptor"],
+    type: { kind: "list", context: "descriptor" },
+  },
+  on_store_error: {
     name: "on_store_error",
     in: ["root", "descriptor"],
     type: { kind: "enum", values: FAILURE_POLICIES },
   },
-  { name: "key", in: ["descriptor"], type: { kind: "string" }, required: true },
-  { name: "value", in: ["descriptor"], type: { kind: "string" } },
-  { name: "rate_limit", in: ["descriptor"], type: { kind: "object", context: "rate_limit" } },
-  { name: "rate_limits", in: ["descriptor"], type: { kind: "list", context: "rate_limits" } },
-  { name: "shadow_mode", in: ["descriptor"], type: bool },
-  { name: "quota_mode", in: ["descriptor"], type: bool },
-  { name: "detailed_metric", in: ["descriptor"], type: bool },
-  { name: "value_to_metric", in: ["descriptor"], type: bool },
-  { name: "share_threshold", in: ["descriptor"], type: bool },
-  { name: "metadata", in: ["descriptor"], type: { kind: "freeMap" } },
-  { name: "shards", in: ["descriptor"], type: { kind: "uint", min: 1, max: 64 } },
-  { name: "lease", in: ["descriptor"], type: { kind: "object", context: "lease" } },
-  { name: "calendar", in: ["descriptor"], type: bool },
-  { name: "time_zone", in: ["descriptor"], type: { kind: "string" } },
-  { name: "unit", in: LIMIT, type: { kind: "enum", values: UNITS, anyCase: true } },
-  { name: "requests_per_unit", in: LIMIT, type: uint32 },
-  { name: "name", in: LIMIT, type: name },
-  { name: "algorithm", in: LIMIT, type: { kind: "enum", values: ALGORITHMS } },
-  { name: "burst", in: LIMIT, type: { kind: "uint", min: 1, max: UINT32_MAX } },
-  { name: "unlimited", in: ["rate_limit"], type: bool },
-  { name: "replaces", in: ["rate_limit"], type: { kind: "list", context: "replaces" } },
-  { name: "name", in: ["replaces"], type: name, required: true },
-  { name: "size", in: ["lease"], type: { kind: "uint", min: 1, max: UINT32_MAX }, required: true },
-  { name: "ttl", in: ["lease"], type: { kind: "duration" }, required: true },
-]);
+  key: { name: "key", in: ["descriptor"], type: { kind: "string" }, required: true },
+  value: { name: "value", in: ["descriptor"], type: { kind: "string" } },
+  rate_limit: { name: "rate_limit", in: ["descriptor"], type: { kind: "object", context: "rate_limit" } },
+  rate_limits: { name: "rate_limits", in: ["descriptor"], type: { kind: "list", context: "rate_limits" } },
+  shadow_mode: { name: "shadow_mode", in: ["descriptor"], type: bool },
+  quota_mode: { name: "quota_mode", in: ["descriptor"], type: bool },
+  detailed_metric: { name: "detailed_metric", in: ["descriptor"], type: bool },
+  value_to_metric: { name: "value_to_metric", in: ["descriptor"], type: bool },
+  share_threshold: { name: "share_threshold", in: ["descriptor"], type: bool },
+  metadata: { name: "metadata", in: ["descriptor"], type: { kind: "freeMap" } },
+  shards: { name: "shards", in: ["descriptor"], type: { kind: "uint", min: 1, max: 64 } },
+  lease: { name: "lease", in: ["descriptor"], type: { kind: "object", context: "lease" } },
+  calendar: { name: "calendar", in: ["descriptor"], type: bool },
+  time_zone: { name: "time_zone", in: ["descriptor"], type: { kind: "string" } },
+  unit: { name: "unit", in: LIMIT, type: { kind: "enum", values: UNITS, anyCase: true } },
+  requests_per_unit: { name: "requests_per_unit", in: LIMIT, type: uint32 },
+  name: { name: "name", in: LIMIT, type: name },
+  algorithm: { name: "algorithm", in: LIMIT, type: { kind: "enum", values: ALGORITHMS } },
+  burst: { name: "burst", in: LIMIT, type: { kind: "uint", min: 1, max: UINT32_MAX } },
+  unlimited: { name: "unlimited", in: ["rate_limit"], type: bool },
+  replaces: { name: "replaces", in: ["rate_limit"], type: { kind: "list", context: "replaces" } },
+  replaces_name: { name: "name", in: ["replaces"], type: name, required: true },
+  size: { name: "size", in: ["lease"], type: { kind: "uint", min: 1, max: UINT32_MAX }, required: true },
+  ttl: { name: "ttl", in: ["lease"], type: { kind: "duration" }, required: true },
+} as const satisfies Record<string, FieldDef>;
+
+/** The tollgate format (the rows of {@link ROWS}, in order). */
+export const BASE_SCHEMA: ConfigSchema = defineSchema(Object.values(ROWS));

@@ -24,7 +24,10 @@ import type {
 } from "../../engine/extract/rules.js";
 import type { LoadResult, ParsedDocument } from "../document.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
+import { bool, child, count, flag, has, items, type Row, text } from "../fields.js";
 import { type CheckedObject, childPath } from "../walk.js";
+
+import { EXT_AUTHZ_ROWS } from "./ext-authz-schema.js";
 
 export { EXT_AUTHZ_SCHEMA, EXT_AUTHZ_SCHEMA_ROWS } from "./ext-authz-schema.js";
 
@@ -42,11 +45,8 @@ const SOURCES = [
 
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-const text = (o: CheckedObject, k: string) => o.values.get(k) as string | undefined;
-const num = (o: CheckedObject, k: string) => o.values.get(k) as number | undefined;
-const child = (o: CheckedObject, k: string) => o.values.get(k) as CheckedObject | undefined;
-const items = (o: CheckedObject, k: string) =>
-  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+const R = EXT_AUTHZ_ROWS;
+type StringRow = Row<{ readonly kind: "string" }>;
 
 /** Checks and compiles the section of one file. */
 class SectionChecker {
@@ -64,8 +64,9 @@ class SectionChecker {
   }
 
   /** A header name: lower-cased, a valid token, never `:path` (use `raw_path` for that). */
-  headerName(o: CheckedObject, k: string): string | undefined {
-    const raw = text(o, k);
+  headerName(o: CheckedObject, row: StringRow): string | undefined {
+    const k = row.name;
+    const raw = text(o, row);
     if (raw === undefined) return undefined;
     const name = raw.toLowerCase();
     if (name === ":path") {
@@ -76,35 +77,33 @@ class SectionChecker {
     return undefined;
   }
 
-  nonEmpty(o: CheckedObject, k: string): string | undefined {
-    const v = text(o, k);
-    if (v === "") this.problem(o, k, "must not be empty");
+  nonEmpty(o: CheckedObject, row: StringRow): string | undefined {
+    const v = text(o, row);
+    if (v === "") this.problem(o, row.name, "must not be empty");
     return v === "" ? undefined : v;
   }
 
   section(s: CheckedObject, domain: string): DomainExtraction {
-    const list = items(s, "descriptors");
-    if (s.values.has("descriptors") && list.length === 0)
+    const list = items(s, R.descriptors) ?? [];
+    if (has(s, R.descriptors) && list.length === 0)
       this.problem(s, "descriptors", "must list at least one descriptor");
     const descriptors: DescriptorRule[] = [];
     for (const d of list) {
-      const entries = items(d, "entries");
-      if (d.values.has("entries") && entries.length === 0)
+      const entries = items(d, R.entries) ?? [];
+      if (has(d, R.entries) && entries.length === 0)
         this.problem(d, "entries", "must list at least one entry");
       const compiled = entries.map((e) => this.entry(e));
       const ok = compiled.every((e) => e !== undefined);
       if (ok && entries.length > 0) {
-        descriptors.push(
-          Object.freeze({ entries: Object.freeze(compiled), required: d.values.get("required") === true }),
-        );
+        descriptors.push(Object.freeze({ entries: Object.freeze(compiled), required: flag(d, R.required) }));
       }
     }
     return Object.freeze({ domain, descriptors: Object.freeze(descriptors) });
   }
 
   entry(e: CheckedObject): { key: string; source: ValueSource } | undefined {
-    const key = this.nonEmpty(e, "key");
-    const present = SOURCES.filter((k) => e.valuePos.has(k));
+    const key = this.nonEmpty(e, R.key);
+    const present = SOURCES.filter((k) => has(e, R[k]));
     if (present.length !== 1) {
       const message =
         present.length === 0
@@ -122,33 +121,33 @@ class SectionChecker {
   source(e: CheckedObject, kind: (typeof SOURCES)[number]): ValueSource | undefined {
     switch (kind) {
       case "header": {
-        const name = this.headerName(e, "header");
+        const name = this.headerName(e, R.header);
         return name === undefined ? undefined : { kind, name };
       }
       case "context_extension": {
-        const name = this.nonEmpty(e, kind);
+        const name = this.nonEmpty(e, R.context_extension);
         return name === undefined ? undefined : { kind, name };
       }
       case "literal": {
-        const value = this.nonEmpty(e, kind);
+        const value = this.nonEmpty(e, R.literal);
         return value === undefined ? undefined : { kind, value };
       }
       case "source_ip":
-        if (e.values.get(kind) === false) this.problem(e, kind, "must be true (or leave it out)");
-        return e.values.get(kind) === true ? { kind } : undefined;
+        if (bool(e, R.source_ip) === false) this.problem(e, kind, "must be true (or leave it out)");
+        return flag(e, R.source_ip) ? { kind } : undefined;
       case "source_subnet": {
-        const s = child(e, kind);
+        const s = child(e, R.source_subnet);
         if (s === undefined) return undefined;
-        return { kind, ipv4Prefix: num(s, "ipv4_prefix") ?? 24, ipv6Prefix: num(s, "ipv6_prefix") ?? 56 };
+        return { kind, ipv4Prefix: count(s, R.ipv4_prefix) ?? 24, ipv6Prefix: count(s, R.ipv6_prefix) ?? 56 };
       }
       case "raw_path": {
-        const r = child(e, kind);
-        return r === undefined ? undefined : { kind, includeQuery: r.values.get("include_query") === true };
+        const r = child(e, R.raw_path);
+        return r === undefined ? undefined : { kind, includeQuery: flag(r, R.include_query) };
       }
       case "jwt_claim":
-        return this.jwt(child(e, kind));
+        return this.jwt(child(e, R.jwt_claim));
       case "route_class": {
-        const table = this.routeTable(child(e, kind));
+        const table = this.routeTable(child(e, R.route_class));
         return table === undefined ? undefined : { kind, table };
       }
     }
@@ -156,15 +155,17 @@ class SectionChecker {
 
   jwt(j: CheckedObject | undefined): ValueSource | undefined {
     if (j === undefined) return undefined;
-    const claim = this.nonEmpty(j, "claim");
+    const claim = this.nonEmpty(j, R.claim);
     const claimPath = claim?.split(".") ?? [];
     if (claimPath.some((p) => p === ""))
       this.problem(j, "claim", `has an empty segment: ${JSON.stringify(claim)}`);
-    const claimHeader = j.values.has("claim_header") ? this.headerName(j, "claim_header") : undefined;
-    const tokenHeader = j.values.has("token_header") ? this.headerName(j, "token_header") : "authorization";
-    const payloadMetadataKey = this.nonEmpty(j, "payload_metadata");
-    const metadataNamespace = this.nonEmpty(j, "metadata_namespace") ?? "envoy.filters.http.jwt_authn";
-    const decodeToken = j.values.get("decode_token") !== false;
+    const claimHeader =
+      text(j, R.claim_header) !== undefined ? this.headerName(j, R.claim_header) : undefined;
+    const tokenHeader =
+      text(j, R.token_header) !== undefined ? this.headerName(j, R.token_header) : "authorization";
+    const payloadMetadataKey = this.nonEmpty(j, R.payload_metadata);
+    const metadataNamespace = this.nonEmpty(j, R.metadata_namespace) ?? "envoy.filters.http.jwt_authn";
+    const decodeToken = bool(j, R.decode_token) !== false;
     if (!decodeToken && claimHeader === undefined && payloadMetadataKey === undefined) {
       this.problem(
         j,
@@ -187,8 +188,8 @@ class SectionChecker {
 
   routeTable(t: CheckedObject | undefined): RouteClassTable | undefined {
     if (t === undefined) return undefined;
-    const defaultClass = this.nonEmpty(t, "default");
-    const list = items(t, "routes");
+    const defaultClass = this.nonEmpty(t, R.default_class);
+    const list = items(t, R.routes) ?? [];
     if (list.length === 0 && defaultClass === undefined)
       this.problem(t, undefined, "needs routes or a default class");
     const rows = list.map((r) => this.route(r));
@@ -197,22 +198,22 @@ class SectionChecker {
   }
 
   route(r: CheckedObject): RouteClassRow | undefined {
-    const className = this.nonEmpty(r, "class");
-    const prefix = text(r, "prefix");
-    const glob = text(r, "path");
+    const className = this.nonEmpty(r, R.class);
+    const prefix = text(r, R.prefix);
+    const glob = text(r, R.path);
     let ok = className !== undefined;
     if ((prefix === undefined) === (glob === undefined)) {
       this.problem(r, undefined, 'needs exactly one of "prefix" and "path" (a glob)');
       ok = false;
     }
-    for (const k of ["prefix", "path"]) {
-      const v = text(r, k);
+    for (const row of [R.prefix, R.path]) {
+      const v = text(r, row);
       if (v !== undefined && !v.startsWith("/")) {
-        this.problem(r, k, `must start with "/", got ${JSON.stringify(v)}`);
+        this.problem(r, row.name, `must start with "/", got ${JSON.stringify(v)}`);
         ok = false;
       }
     }
-    const methods = (text(r, "methods") ?? "").split(/[\s,]+/).filter((m) => m !== "");
+    const methods = (text(r, R.methods) ?? "").split(/[\s,]+/).filter((m) => m !== "");
     for (const m of methods) {
       if (!HTTP_TOKEN.test(m)) {
         this.problem(r, "methods", `${JSON.stringify(m)} is not an HTTP method (write e.g. "GET, HEAD")`);
@@ -247,11 +248,11 @@ export function compileExtAuthz(
   const domains = new Map<string, DomainExtraction>();
   let defaultDomain: { name: string; file: string; line: number } | undefined;
   for (const doc of documents) {
-    const section = doc.root === undefined ? undefined : child(doc.root, "ext_authz");
+    const section = doc.root === undefined ? undefined : child(doc.root, R.section);
     if (section === undefined || doc.domain === undefined) continue;
     const checker = new SectionChecker(doc.file, problems);
     domains.set(doc.domain.domain, checker.section(section, doc.domain.domain));
-    if (section.values.get("default") !== true) continue;
+    if (!flag(section, R.default)) continue;
     if (defaultDomain !== undefined) {
       checker.problem(
         section,

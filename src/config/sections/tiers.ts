@@ -21,6 +21,7 @@ import type { TierLimits, Tiers, TierTable } from "../../engine/tiers.js";
 import type { Algorithm, Rule } from "../../engine/types.js";
 import type { LoadResult, ParsedDocument } from "../document.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
+import { child, has, items, type Row, text } from "../fields.js";
 import { type LimitContext, parseLimits } from "../limits.js";
 import type { FieldDef } from "../schema.js";
 import { loadTenants } from "../tenants.js";
@@ -30,23 +31,28 @@ const T = "tiers";
 const str = { kind: "string", nonEmpty: true } as const;
 const LIMIT_CONTEXT = "rate_limits";
 
-/** Schema rows of the section. A limit reuses the `rate_limits` item fields (unit, requests_per_unit, …). */
-export const TIERS_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze([
-  { name: "tiers", in: ["root"], type: { kind: "object", context: T } },
-  { name: "default_tier", in: [T], type: str, required: true },
-  { name: "tenant_key", in: [T], type: str },
-  { name: "route_class_key", in: [T], type: str },
-  { name: "tiers", in: [T], type: { kind: "list", context: `${T}_tier` }, required: true },
-  { name: "name", in: [`${T}_tier`], type: str, required: true },
-  { name: "limits", in: [`${T}_tier`], type: { kind: "list", context: `${T}_limit` }, required: true },
-  { name: "route_class", in: [`${T}_limit`], type: str },
-  { name: "rate_limit", in: [`${T}_limit`], type: { kind: "object", context: LIMIT_CONTEXT } },
-  { name: "rate_limits", in: [`${T}_limit`], type: { kind: "list", context: LIMIT_CONTEXT } },
-]);
+/** The section's rows by name. A limit reuses the `rate_limits` item fields (unit, requests_per_unit, …). */
+const TIERS_ROWS = {
+  section: { name: "tiers", in: ["root"], type: { kind: "object", context: T } },
+  default_tier: { name: "default_tier", in: [T], type: str, required: true },
+  tenant_key: { name: "tenant_key", in: [T], type: str },
+  route_class_key: { name: "route_class_key", in: [T], type: str },
+  tiers: { name: "tiers", in: [T], type: { kind: "list", context: `${T}_tier` }, required: true },
+  name: { name: "name", in: [`${T}_tier`], type: str, required: true },
+  limits: {
+    name: "limits",
+    in: [`${T}_tier`],
+    type: { kind: "list", context: `${T}_limit` },
+    required: true,
+  },
+  route_class: { name: "route_class", in: [`${T}_limit`], type: str },
+  rate_limit: { name: "rate_limit", in: [`${T}_limit`], type: { kind: "object", context: LIMIT_CONTEXT } },
+  rate_limits: { name: "rate_limits", in: [`${T}_limit`], type: { kind: "list", context: LIMIT_CONTEXT } },
+} as const satisfies Record<string, FieldDef>;
 
-const text = (o: CheckedObject, k: string) => o.values.get(k) as string | undefined;
-const items = (o: CheckedObject, k: string) =>
-  (o.values.get(k) as readonly CheckedObject[] | undefined) ?? [];
+/** Schema rows of the section (plugged into the config schema with `extendSchema`). */
+export const TIERS_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze(Object.values(TIERS_ROWS));
+
 /** Metric-safe path segment. */
 const segment = (s: string) => s.replace(/[^\w.*:/@+-]/g, "_");
 
@@ -67,14 +73,14 @@ function problem(
   ctx.problems.push({ file: ctx.file, line: pos.line, column: pos.column, path, message });
 }
 
-function nonEmpty(ctx: Context, o: CheckedObject, k: string): string | undefined {
-  const v = text(o, k);
-  if (v === "") problem(ctx, o, k, "must not be empty");
+function nonEmpty(ctx: Context, o: CheckedObject, row: Row<typeof str>): string | undefined {
+  const v = text(o, row);
+  if (v === "") problem(ctx, o, row.name, "must not be empty");
   return v === "" ? undefined : v;
 }
 
 function rule(ctx: Context, item: CheckedObject, path: string): Rule | undefined {
-  const parsed = parseLimits(item, ctx, { required: true, unlimited: false });
+  const parsed = parseLimits(item, ctx, { rows: TIERS_ROWS, required: true, unlimited: false });
   if (!parsed.complete || parsed.limits.length === 0) return undefined;
   const limits = parsed.limits.map(ruleLimitOf);
   return Object.freeze({
@@ -99,10 +105,11 @@ function tier(ctx: Context, t: CheckedObject, name: string): TierLimits {
   const lines = new Map<string, number>();
   let fallback: Rule | undefined;
   let fallbackLine = 0;
-  const list = items(t, "limits");
-  if (t.values.has("limits") && list.length === 0) problem(ctx, t, "limits", "must list at least one limit");
+  const list = items(t, TIERS_ROWS.limits) ?? [];
+  if (has(t, TIERS_ROWS.limits) && list.length === 0)
+    problem(ctx, t, "limits", "must list at least one limit");
   for (const item of list) {
-    const cls = text(item, "route_class");
+    const cls = text(item, TIERS_ROWS.route_class);
     if (cls === "") {
       problem(ctx, item, "route_class", "must not be empty (leave it out for the tier's other classes)");
       continue;
@@ -134,11 +141,11 @@ function tier(ctx: Context, t: CheckedObject, name: string): TierLimits {
 function table(ctx: Context, section: CheckedObject): TierTable | undefined {
   const tiers = new Map<string, TierLimits>();
   const lines = new Map<string, number>();
-  const list = items(section, "tiers");
-  if (section.values.has("tiers") && list.length === 0)
+  const list = items(section, TIERS_ROWS.tiers) ?? [];
+  if (has(section, TIERS_ROWS.tiers) && list.length === 0)
     problem(ctx, section, "tiers", "must list at least one tier");
   for (const t of list) {
-    const name = nonEmpty(ctx, t, "name");
+    const name = nonEmpty(ctx, t, TIERS_ROWS.name);
     if (name === undefined) continue;
     const first = lines.get(name);
     if (first !== undefined) {
@@ -148,7 +155,7 @@ function table(ctx: Context, section: CheckedObject): TierTable | undefined {
     lines.set(name, t.pos.line);
     tiers.set(name, tier(ctx, t, name));
   }
-  const defaultTier = nonEmpty(ctx, section, "default_tier");
+  const defaultTier = nonEmpty(ctx, section, TIERS_ROWS.default_tier);
   if (defaultTier !== undefined && list.length > 0 && !lines.has(defaultTier)) {
     const known = [...lines.keys()].join(", ");
     problem(
@@ -162,8 +169,8 @@ function table(ctx: Context, section: CheckedObject): TierTable | undefined {
   if (defaultTier === undefined) return undefined;
   return Object.freeze({
     domain: ctx.domain,
-    tenantKey: nonEmpty(ctx, section, "tenant_key") ?? "tenant",
-    classKey: nonEmpty(ctx, section, "route_class_key") ?? "route_class",
+    tenantKey: nonEmpty(ctx, section, TIERS_ROWS.tenant_key) ?? "tenant",
+    classKey: nonEmpty(ctx, section, TIERS_ROWS.route_class_key) ?? "route_class",
     defaultTier,
     tiers,
   });
@@ -186,7 +193,7 @@ export function compileTiers(
 ): Map<string, TierTable> {
   const tables = new Map<string, TierTable>();
   for (const doc of documents) {
-    const section = doc.root?.values.get("tiers") as CheckedObject | undefined;
+    const section = doc.root === undefined ? undefined : child(doc.root, TIERS_ROWS.section);
     if (section === undefined || doc.domain === undefined) continue;
     const base = { file: doc.file, domain: doc.domain.domain, problems };
     const ctx: Context = {
