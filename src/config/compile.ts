@@ -1,25 +1,17 @@
 /**
  * Compiles validated `DomainSpec`s into the immutable, frozen `RuleSet` the engine matches against.
  */
-import { prepareMatching } from "../engine/match.js";
 import { ruleLimitOf } from "../engine/policy.js";
 import type {
   DescriptorLevel,
   DescriptorNode,
   DomainRules,
   FailurePolicy,
+  KeyNodes,
   Rule,
   RuleSet,
 } from "../engine/types.js";
 import type { DescriptorSpec, DomainSpec } from "./spec.js";
-
-/**
- * Key of `DescriptorLevel.exact`: length-prefixed, so no key/value pair can collide with another
- * (`a_b`+`c` vs `a`+`b_c`), whatever characters they contain.
- */
-export function exactKey(key: string, value: string): string {
-  return `${key.length}:${key}=${value}`;
-}
 
 /** Compile a glob value: each `*` matches zero or more characters, anywhere; the rest is literal. */
 export function compileGlob(value: string): RegExp {
@@ -78,16 +70,35 @@ function compileNode(d: DescriptorSpec, scope: Scope): DescriptorNode {
 }
 
 function compileLevel(specs: readonly DescriptorSpec[], scope: Scope): DescriptorLevel {
-  const exact = new Map<string, DescriptorNode>();
+  const byKey = new Map<
+    string,
+    { exact: Map<string, DescriptorNode>; globs: DescriptorNode[]; fallback: DescriptorNode | undefined }
+  >();
+  const exact: DescriptorNode[] = [];
   const globs: DescriptorNode[] = [];
-  const defaults = new Map<string, DescriptorNode>();
+  const defaults: DescriptorNode[] = [];
   for (const d of specs) {
     const node = compileNode(d, scope);
-    if (node.value === undefined) defaults.set(node.key, node);
-    else if (node.glob !== undefined) globs.push(node);
-    else exact.set(exactKey(node.key, node.value), node);
+    let forKey = byKey.get(node.key);
+    if (forKey === undefined) {
+      forKey = { exact: new Map(), globs: [], fallback: undefined };
+      byKey.set(node.key, forKey);
+    }
+    if (node.value === undefined) {
+      forKey.fallback = node;
+      defaults.push(node);
+    } else if (node.glob !== undefined) {
+      forKey.globs.push(node);
+      globs.push(node);
+    } else {
+      forKey.exact.set(node.value, node);
+      exact.push(node);
+    }
   }
-  return Object.freeze({ exact, globs: Object.freeze(globs), defaults });
+  const frozen = new Map<string, KeyNodes>();
+  for (const [key, k] of byKey)
+    frozen.set(key, Object.freeze({ exact: k.exact, globs: Object.freeze(k.globs), fallback: k.fallback }));
+  return Object.freeze({ byKey: frozen, nodes: Object.freeze([...exact, ...globs, ...defaults]) });
 }
 
 /** Compile one domain. */
@@ -98,14 +109,12 @@ export function compileDomain(spec: DomainSpec): DomainRules {
     path: pathSegment(spec.domain, undefined),
     onStoreError: undefined,
   };
-  const domain: DomainRules = Object.freeze({
+  return Object.freeze({
     domain: spec.domain,
     root: compileLevel(spec.descriptors, scope),
     onStoreError: spec.onStoreError,
     source: Object.freeze({ file: spec.file, line: spec.line }),
   });
-  prepareMatching(domain);
-  return domain;
 }
 
 /** Compile validated domains (unique by name) into a frozen RuleSet. */

@@ -28,7 +28,7 @@ function describeRule(rule: Rule, node: DescriptorNode): string {
 }
 
 function collect(level: DescriptorLevel, parentPath: string, out: string[]): void {
-  for (const node of [...level.exact.values(), ...level.globs, ...level.defaults.values()]) {
+  for (const node of level.nodes) {
     const path = `${parentPath}.${pathSegment(node.key, node.value)}`;
     if (node.rule !== undefined) out.push(describeRule(node.rule, node));
     else if (node.whitelist) out.push(`${path}: whitelisted`);
@@ -51,7 +51,7 @@ export function describeRules(ruleSet: RuleSet): string[] {
 export function rulesOf(level: DescriptorLevel): Rule[] {
   const out: Rule[] = [];
   const walk = (l: DescriptorLevel) => {
-    for (const node of [...l.exact.values(), ...l.globs, ...l.defaults.values()]) {
+    for (const node of l.nodes) {
       if (node.rule !== undefined) out.push(node.rule);
       walk(node.children);
     }

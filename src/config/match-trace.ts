@@ -64,6 +64,5 @@ export function traceDescriptor(domain: DomainRules, entries: readonly Entry[]):
 
 /** Every node of a level, as `key=value` (`key` alone for a default), in match order. */
 export function levelChoices(level: DescriptorLevel): string[] {
-  const all = [...level.exact.values(), ...level.globs, ...level.defaults.values()];
-  return all.map((n) => (n.value === undefined ? `${n.key}=(any)` : `${n.key}=${n.value}`));
+  return level.nodes.map((n) => (n.value === undefined ? `${n.key}=(any)` : `${n.key}=${n.value}`));
 }

@@ -104,10 +104,22 @@ export interface DescriptorNode {
 }
 
 /** One level of the tree: exact `key_value` lookups, then globs in YAML order, then `key` defaults. */
-export interface DescriptorLevel {
+/** The nodes of one level that share an entry key, as the match walk looks them up. */
+export interface KeyNodes {
+  /** Nodes with a literal value, by value. */
   readonly exact: ReadonlyMap<string, DescriptorNode>;
+  /** Nodes whose value is a glob, in YAML order (the first that matches wins). */
   readonly globs: readonly DescriptorNode[];
-  readonly defaults: ReadonlyMap<string, DescriptorNode>;
+  /** The value-less (default) node of the key. */
+  readonly fallback: DescriptorNode | undefined;
+}
+
+/** One level of a domain's descriptor tree. Built once by config/compile, frozen. */
+export interface DescriptorLevel {
+  /** The one lookup index: per entry key, its nodes (a request builds no strings to match). */
+  readonly byKey: ReadonlyMap<string, KeyNodes>;
+  /** Every node in match order (exact values, then globs, then defaults), for listings. */
+  readonly nodes: readonly DescriptorNode[];
 }
 
 export interface DomainRules {

@@ -70,7 +70,7 @@ describe("scalars in string fields", () => {
       `domain: d\ndescriptors:\n  - key: k\n    value: ${yaml}\n`,
     );
     const level = ruleSet.domains.get("d")?.root;
-    return [...(level?.exact.values() ?? [])].map((n) => n.value);
+    return [...(level?.byKey.values() ?? [])].flatMap((k) => [...k.exact.values()]).map((n) => n.value);
   };
 
   it("keeps the text of unquoted ints and bools, as envoyproxy/ratelimit does", () => {

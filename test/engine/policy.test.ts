@@ -38,7 +38,7 @@ tiers:
     const expected = policyOf({ algorithm: "gcra", requestsPerUnit: 50, unit: "minute", burst: 60 });
     const compiled = compileText(yaml);
     const domain = compiled.ruleSet.domains.get("edge");
-    const descriptor = domain?.root.defaults.get("ip")?.rule?.limits[0]?.policy;
+    const descriptor = domain?.root.byKey.get("ip")?.fallback?.rule?.limits[0]?.policy;
     const tier = compiled.tiers.tables.get("edge")?.tiers.get("free")?.fallback?.limits[0]?.policy;
     expect(descriptor).toEqual(expected);
     expect(tier).toEqual(expected);

@@ -70,16 +70,16 @@ describe("RateLimitConfig resources as config documents", () => {
 
   it("compiles to the same rules as the equivalent file (a string value stays a string)", () => {
     const { ruleSet } = parseResources(decodeRlsConfigs([anyPack(RateLimitConfigSchema, config)]), {});
-    const tenant = ruleSet.domains.get("edge")?.root.defaults.get("tenant");
-    const route = [...(tenant?.children.exact.values() ?? [])][0];
+    const tenant = ruleSet.domains.get("edge")?.root.byKey.get("tenant")?.fallback;
+    const route = tenant?.children.nodes[0];
     expect(route?.value).toBe("1.5");
     expect(route?.rule?.limits.map((l) => [l.requestsPerUnit, l.unit, l.name])).toEqual([
       [7, "week", "weekly"],
     ]);
     expect(route?.rule?.replaces).toEqual(["daily"]);
-    expect(ruleSet.domains.get("edge")?.root.defaults.get("blocked")?.rule?.limits[0]?.requestsPerUnit).toBe(
-      0,
-    );
+    expect(
+      ruleSet.domains.get("edge")?.root.byKey.get("blocked")?.fallback?.rule?.limits[0]?.requestsPerUnit,
+    ).toBe(0);
   });
 
   it("refuses a resource of another type or bytes that are not a RateLimitConfig", () => {
