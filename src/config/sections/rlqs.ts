@@ -21,24 +21,28 @@
 import type { RlqsDomain, RlqsKey, RlqsRules } from "../../engine/rlqs/types.js";
 import type { LoadResult, ParsedDocument } from "../document.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
+import { bool, child, count, has, items, type Row, text } from "../fields.js";
 import type { FieldDef } from "../schema.js";
 import { type CheckedObject, childPath } from "../walk.js";
 
 const R = "rlqs";
 const percent = { kind: "uint", min: 0, max: 100 } as const;
 
+/** The section's rows by name; the checks read values through them (../fields.ts). */
+const RLQS_ROWS = {
+  section: { name: "rlqs", in: ["root"], type: { kind: "object", context: R } },
+  keys: { name: "keys", in: [R], type: { kind: "list", context: `${R}_key` }, required: true },
+  assignment_ttl: { name: "assignment_ttl", in: [R], type: { kind: "duration" } },
+  reporting_interval: { name: "reporting_interval", in: [R], type: { kind: "duration" } },
+  idle_intervals: { name: "idle_intervals", in: [R], type: { kind: "uint", min: 1, max: 1000 } },
+  min_share_percent: { name: "min_share_percent", in: [R], type: percent },
+  reassign_percent: { name: "reassign_percent", in: [R], type: percent },
+  key: { name: "key", in: [`${R}_key`], type: { kind: "string" }, required: true },
+  required: { name: "required", in: [`${R}_key`], type: { kind: "bool" } },
+} as const satisfies Record<string, FieldDef>;
+
 /** Schema rows of the section. */
-export const RLQS_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze([
-  { name: "rlqs", in: ["root"], type: { kind: "object", context: R } },
-  { name: "keys", in: [R], type: { kind: "list", context: `${R}_key` }, required: true },
-  { name: "assignment_ttl", in: [R], type: { kind: "duration" } },
-  { name: "reporting_interval", in: [R], type: { kind: "duration" } },
-  { name: "idle_intervals", in: [R], type: { kind: "uint", min: 1, max: 1000 } },
-  { name: "min_share_percent", in: [R], type: percent },
-  { name: "reassign_percent", in: [R], type: percent },
-  { name: "key", in: [`${R}_key`], type: { kind: "string" }, required: true },
-  { name: "required", in: [`${R}_key`], type: { kind: "bool" } },
-]);
+export const RLQS_SCHEMA_ROWS: readonly FieldDef[] = Object.freeze(Object.values(RLQS_ROWS));
 
 /** Defaults of the section's optional keys. */
 export const RLQS_DEFAULTS = Object.freeze({
@@ -65,8 +69,8 @@ function problem(
 }
 
 function keysOf(file: string, problems: ConfigProblem[], s: CheckedObject): RlqsKey[] | undefined {
-  const list = (s.values.get("keys") as readonly CheckedObject[] | undefined) ?? [];
-  if (s.values.has("keys") && list.length === 0) {
+  const list = items(s, RLQS_ROWS.keys) ?? [];
+  if (has(s, RLQS_ROWS.keys) && list.length === 0) {
     problem(file, problems, s, "keys", "must list at least one key");
     return undefined;
   }
@@ -74,7 +78,7 @@ function keysOf(file: string, problems: ConfigProblem[], s: CheckedObject): Rlqs
   const keys: RlqsKey[] = [];
   let ok = true;
   for (const item of list) {
-    const key = item.values.get("key") as string | undefined;
+    const key = text(item, RLQS_ROWS.key);
     if (key === undefined) {
       ok = false;
       continue;
@@ -87,9 +91,9 @@ function keysOf(file: string, problems: ConfigProblem[], s: CheckedObject): Rlqs
       ok = false;
     }
     seen.add(key);
-    keys.push(Object.freeze({ key, required: item.values.get("required") !== false }));
+    keys.push(Object.freeze({ key, required: bool(item, RLQS_ROWS.required) !== false }));
   }
-  return ok && s.values.has("keys") ? keys : undefined;
+  return ok && has(s, RLQS_ROWS.keys) ? keys : undefined;
 }
 
 /** Check and compile one document's section; undefined when it has problems (reported). */
@@ -101,9 +105,10 @@ function compileSection(
 ): RlqsDomain | undefined {
   const before = problems.length;
   const keys = keysOf(file, problems, s);
-  const num = (k: string, d: number) => (s.values.get(k) as number | undefined) ?? d;
-  const ttlMs = num("assignment_ttl", RLQS_DEFAULTS.ttlMs);
-  const reportingIntervalMs = num("reporting_interval", RLQS_DEFAULTS.reportingIntervalMs);
+  const num = (row: Row<{ readonly kind: "uint" } | { readonly kind: "duration" }>, d: number) =>
+    count(s, row) ?? d;
+  const ttlMs = num(RLQS_ROWS.assignment_ttl, RLQS_DEFAULTS.ttlMs);
+  const reportingIntervalMs = num(RLQS_ROWS.reporting_interval, RLQS_DEFAULTS.reportingIntervalMs);
   if (ttlMs % 1000 !== 0)
     problem(
       file,
@@ -122,7 +127,7 @@ function compileSection(
       "assignment_ttl",
       `must be at least two reporting intervals (${2 * reportingIntervalMs}ms), so an assignment is renewed before it expires`,
     );
-  const minSharePercent = num("min_share_percent", RLQS_DEFAULTS.minSharePercent);
+  const minSharePercent = num(RLQS_ROWS.min_share_percent, RLQS_DEFAULTS.minSharePercent);
   if (keys === undefined || problems.length > before) return undefined;
   const line = s.pos.line;
   return Object.freeze({
@@ -130,9 +135,9 @@ function compileSection(
     keys: Object.freeze(keys),
     ttlMs,
     reportingIntervalMs,
-    idleIntervals: num("idle_intervals", RLQS_DEFAULTS.idleIntervals),
+    idleIntervals: num(RLQS_ROWS.idle_intervals, RLQS_DEFAULTS.idleIntervals),
     minShare: minSharePercent / 100,
-    reassignThreshold: num("reassign_percent", RLQS_DEFAULTS.reassignPercent) / 100,
+    reassignThreshold: num(RLQS_ROWS.reassign_percent, RLQS_DEFAULTS.reassignPercent) / 100,
     source: Object.freeze({ file, line }),
   });
 }
@@ -141,7 +146,7 @@ function compileSection(
 export function compileRlqs(documents: readonly ParsedDocument[], problems: ConfigProblem[]): RlqsRules {
   const out = new Map<string, RlqsDomain>();
   for (const doc of documents) {
-    const section = doc.root?.values.get("rlqs") as CheckedObject | undefined;
+    const section = doc.root === undefined ? undefined : child(doc.root, RLQS_ROWS.section);
     if (section === undefined || doc.domain === undefined) continue;
     const compiled = compileSection(doc.file, doc.domain.domain, section, problems);
     if (compiled !== undefined) out.set(compiled.domain, compiled);
