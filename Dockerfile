@@ -6,7 +6,7 @@
 #
 # Node.js 24 is an LTS line supported until April 2028 (Node 20 reached its end of life in April
 # 2026). The test suite runs on the development machine's Node 20; package.json `engines` says what
-# both accept. test/integration-files/dockerfile.test.ts checks this file against package.json,
+# both accept. test/examples/dockerfile.test.ts checks this file against package.json,
 # the Kubernetes manifests and src/settings-schema.ts.
 ARG NODE_IMAGE=node:24-trixie-slim
 

@@ -1,9 +1,9 @@
 // Load time and retained heap of a 200,000-row tenants file (docs/capacity.md, "Tiers").
-// Run: npm run build && node --expose-gc test/tiers/measure-tenants.mjs [rows]
+// Run: npm run build && node --expose-gc bench/measure-tenants.mjs [rows]
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadTenants } from "../../dist/config/tenants.js";
+import { loadTenants } from "../dist/config/tenants.js";
 
 if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc");
 const rows = Number(process.argv[2] ?? 200_000);

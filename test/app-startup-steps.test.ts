@@ -10,12 +10,12 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StartupError, startApp } from "../../src/app.js";
-import { ConfigError } from "../../src/config/errors.js";
-import { loadSettings } from "../../src/settings.js";
-import { recordLogs } from "../helpers/logs.js";
-import { freePort, type RedisServer, startRedis } from "../helpers/redis.js";
-import { startXdsServer } from "../helpers/xds-server.js";
+import { StartupError, startApp } from "../src/app.js";
+import { ConfigError } from "../src/config/errors.js";
+import { loadSettings } from "../src/settings.js";
+import { recordLogs } from "./helpers/logs.js";
+import { freePort, type RedisServer, startRedis } from "./helpers/redis.js";
+import { startXdsServer } from "./helpers/xds-server.js";
 
 const CONFIG =
   "domain: edge\ndescriptors:\n  - key: tenant\n    rate_limit: { unit: minute, requests_per_unit: 5 }\n";

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { COMMANDS } from "../../src/help.js";
-import { SETTINGS } from "../../src/settings.js";
-import { VALIDATION_SETTINGS } from "../../src/validation.js";
-import { runCli } from "../helpers/service.js";
+import { COMMANDS } from "../src/help.js";
+import { SETTINGS } from "../src/settings.js";
+import { VALIDATION_SETTINGS } from "../src/validation.js";
+import { runCli } from "./helpers/service.js";
 
 /** Runs the built CLI to its exit. */
 const tollgate = (...args: string[]) => runCli(args);
@@ -66,7 +66,7 @@ describe("tollgate help", () => {
 
 describe("tollgate --version", () => {
   it("prints the version of package.json and exits 0", async () => {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
       version: string;
     };
     expect(await tollgate("--version")).toEqual({ code: 0, stdout: `tollgate ${pkg.version}\n`, stderr: "" });

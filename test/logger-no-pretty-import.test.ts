@@ -7,8 +7,8 @@ vi.mock("pino-pretty", () => {
 
 describe("the production import path without pino-pretty", () => {
   it("imports serve and logs JSON; pretty logs fail with the setting named", async () => {
-    await import("../../src/serve.js");
-    const { createLogger } = await import("../../src/logger.js");
+    await import("../src/serve.js");
+    const { createLogger } = await import("../src/logger.js");
     const logger = await createLogger({ level: "info", pretty: false });
     expect(logger.level).toBe("info");
     await expect(createLogger({ level: "info", pretty: true })).rejects.toThrow(

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger, loggerOptionsOf, type PrettyLoader } from "../../src/logger.js";
-import { SettingsError } from "../../src/settings-error.js";
+import { createLogger, loggerOptionsOf, type PrettyLoader } from "../src/logger.js";
+import { SettingsError } from "../src/settings-error.js";
 
 /** A loader standing in for pino-pretty, counting its calls; its stream collects the lines. */
 function fakePretty() {

@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
-import { asArray, asObject, at, repo, yamlFile } from "../integration-files/files.js";
-import { metricNames } from "../integration-files/promql.js";
+import { asArray, asObject, at, repo, yamlFile } from "../examples/files.js";
+import { metricNames } from "../examples/promql.js";
 
 const run = promisify(execFile);
 export const RULES = join(repo, "envoy/prometheus/alerts.yaml");

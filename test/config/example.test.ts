@@ -6,7 +6,7 @@ import { loadConfig } from "../../src/config/load.js";
 import { extAuthzRulesOf } from "../../src/config/sections/ext-authz.js";
 import { extractDescriptors } from "../../src/engine/extract.js";
 import { matchDescriptor } from "../../src/engine/match.js";
-import { attrs } from "../ext-authz/attrs.js";
+import { attrs } from "../helpers/ext-authz-attrs.js";
 
 const CONFIG_DIR = join(import.meta.dirname, "../../config");
 

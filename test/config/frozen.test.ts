@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileText } from "../tiers/tiers-fixture.js";
+import { compileText } from "../helpers/tiers-fixture.js";
 
 const YAML = `domain: edge
 on_store_error: allow

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type DomainExtraction, extractDescriptors, type ValueSource } from "../../../src/engine/extract.js";
-import { attrs } from "../attrs.js";
+import { type DomainExtraction, extractDescriptors, type ValueSource } from "../../src/engine/extract.js";
+import { attrs } from "../helpers/ext-authz-attrs.js";
 
 const domain = (
   ...descriptors: { entries: [string, ValueSource][]; required?: boolean }[]

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Planner } from "../../src/engine/plan.js";
 import { policyOf, ruleLimitOf } from "../../src/engine/policy.js";
-import { compileText } from "../tiers/tiers-fixture.js";
+import { compileText } from "../helpers/tiers-fixture.js";
 
 describe("policyOf: the one Policy of a limit as written", () => {
   it("gives GCRA its burst (default requests_per_unit) and fixed windows requests_per_unit", () => {

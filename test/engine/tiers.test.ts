@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RateLimitQuery } from "../../src/engine/types.js";
-import { compileText, EDGE, tierEngine } from "./tiers-fixture.js";
+import { compileText, EDGE, tierEngine } from "../helpers/tiers-fixture.js";
 
 const q = (entries: Record<string, string>, hits = 1): RateLimitQuery => ({
   domain: "edge",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemTimers } from "../src/engine/types.js";
+import { systemTimers } from "../../src/engine/types.js";
 
 /** The production deadline timers: Node's, unref'ed (the fake clock stands in for them elsewhere). */
 describe("systemTimers", () => {

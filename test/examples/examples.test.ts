@@ -11,12 +11,12 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, startApp } from "../../src/app.js";
 import { loadSettings } from "../../src/settings.js";
+import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
 import {
   createCheckClient,
   type OfficialCheckResponse,
   pbStruct,
-} from "../ext-authz/official-check-client.js";
-import { decodeEnvoyJson, envoyRegistry } from "../helpers/envoy-protos.js";
+} from "../helpers/ext-authz-check-client.js";
 import { createRlsClient, type OfficialRateLimitResponse } from "../helpers/official-client.js";
 import { asArray, asObject, at, descriptors, type Req, repo, selectRoute, yamlFile } from "./files.js";
 

@@ -8,7 +8,7 @@ import { noopMetrics } from "../../src/engine/metrics-port.js";
 import { matchTier, type Tiers } from "../../src/engine/tiers.js";
 import type { RuleSet } from "../../src/engine/types.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { FakeClock } from "./fake-clock.js";
 
 export const TIERS_SCHEMA = extendSchema(BASE_SCHEMA, TIERS_SCHEMA_ROWS);
 

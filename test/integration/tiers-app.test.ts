@@ -2,7 +2,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp, tempDir, writeAtomic } from "../config/watch-fixture.js";
-import { EDGE } from "./tiers-fixture.js";
+import { EDGE } from "../helpers/tiers-fixture.js";
 
 const WAIT = { timeout: 5_000, interval: 20 };
 let t: TestApp | undefined;

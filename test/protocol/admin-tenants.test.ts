@@ -7,7 +7,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp, tempDir } from "../config/watch-fixture.js";
-import { EDGE } from "./tiers-fixture.js";
+import { EDGE } from "../helpers/tiers-fixture.js";
 
 const TOKEN = "admin-s3cret";
 const AUTH = { authorization: `Bearer ${TOKEN}` };

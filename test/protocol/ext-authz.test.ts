@@ -1,19 +1,19 @@
 import type { ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseExtAuthzConfigTexts } from "../../../src/config/sections/ext-authz-parse.js";
-import { Engine } from "../../../src/engine/decide.js";
-import { noopMetrics } from "../../../src/engine/metrics-port.js";
-import type { RateLimitQuery } from "../../../src/engine/types.js";
-import { MemoryStore } from "../../../src/store/memory/memory-store.js";
-import { type Store, StoreError } from "../../../src/store/store.js";
-import { FakeClock } from "../../helpers/fake-clock.js";
-import { fakeJwt } from "../attrs.js";
+import { parseExtAuthzConfigTexts } from "../../src/config/sections/ext-authz-parse.js";
+import { Engine } from "../../src/engine/decide.js";
+import { noopMetrics } from "../../src/engine/metrics-port.js";
+import type { RateLimitQuery } from "../../src/engine/types.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { type Store, StoreError } from "../../src/store/store.js";
+import { fakeJwt } from "../helpers/ext-authz-attrs.js";
 import {
   type CheckHarness,
   type OfficialCheckResponse,
   pbStruct,
   startCheckHarness,
-} from "../official-check-client.js";
+} from "../helpers/ext-authz-check-client.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 const CONFIG = `domain: edge
 descriptors:

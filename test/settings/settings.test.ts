@@ -6,7 +6,7 @@ import {
   renderSettingsTable,
   SETTINGS,
   SettingsError,
-} from "../src/settings.js";
+} from "../../src/settings.js";
 
 describe("settings", () => {
   it("uses the documented defaults when nothing is set", () => {
@@ -66,7 +66,7 @@ describe("settings", () => {
   });
 
   it("documents every setting in the README table, exactly as the schema renders it", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     expect(readme).toContain(renderSettingsTable());
     for (const s of Object.values(SETTINGS)) expect(readme).toContain(`\`${s.env}\``);
   });

@@ -2,12 +2,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../../../src/config/errors.js";
-import { loadConfig } from "../../../../src/config/load.js";
-import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "../../../../src/config/sections/ext-authz.js";
-import { parseExtAuthzConfigText } from "../../../../src/config/sections/ext-authz-parse.js";
-import { sourceValue } from "../../../../src/engine/extract.js";
-import { attrs } from "../../attrs.js";
+import { ConfigError } from "../../../src/config/errors.js";
+import { loadConfig } from "../../../src/config/load.js";
+import { EXT_AUTHZ_SCHEMA, extAuthzRulesOf } from "../../../src/config/sections/ext-authz.js";
+import { parseExtAuthzConfigText } from "../../../src/config/sections/ext-authz-parse.js";
+import { sourceValue } from "../../../src/engine/extract.js";
+import { attrs } from "../../helpers/ext-authz-attrs.js";
 
 const RULES = `
 descriptors:

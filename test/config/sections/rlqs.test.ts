@@ -1,12 +1,12 @@
 /** The `rlqs` config section: validation with file:line:path errors, defaults, and bucket resolution. */
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../src/config/document.js";
-import { ConfigError, type ConfigProblem, formatProblem } from "../../src/config/errors.js";
-import { FULL_SCHEMA } from "../../src/config/full-schema.js";
-import { compileRlqs, describeRlqs } from "../../src/config/sections/rlqs.js";
-import { compileTiers } from "../../src/config/sections/tiers.js";
-import { BucketIdError, bucketEntries, resolveBucket } from "../../src/engine/rlqs/resolve.js";
-import type { Tiers } from "../../src/engine/tiers.js";
+import { parseConfigText } from "../../../src/config/document.js";
+import { ConfigError, type ConfigProblem, formatProblem } from "../../../src/config/errors.js";
+import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
+import { compileRlqs, describeRlqs } from "../../../src/config/sections/rlqs.js";
+import { compileTiers } from "../../../src/config/sections/tiers.js";
+import { BucketIdError, bucketEntries, resolveBucket } from "../../../src/engine/rlqs/resolve.js";
+import type { Tiers } from "../../../src/engine/tiers.js";
 
 function compile(yaml: string, tenants: ReadonlyMap<string, string> = new Map()) {
   const load = parseConfigText("edge.yaml", yaml, { schema: FULL_SCHEMA });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileText, EDGE, problemsOf } from "./tiers-fixture.js";
+import { compileText, EDGE, problemsOf } from "../../helpers/tiers-fixture.js";
 
 describe("tiers section", () => {
   it("compiles limits per tier and route_class, with a fallback for the other classes", () => {

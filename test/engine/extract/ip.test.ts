@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalIp, maskedSubnet } from "../../../../src/engine/extract/ip.js";
+import { canonicalIp, maskedSubnet } from "../../../src/engine/extract/ip.js";
 
 const defaults = { ipv4Prefix: 24, ipv6Prefix: 56 };
 

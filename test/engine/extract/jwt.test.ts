@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { decodeBearerPayload, jwtClaim } from "../../../../src/engine/extract/jwt.js";
-import type { JwtClaimSource } from "../../../../src/engine/extract/rules.js";
-import { attrs, fakeJwt } from "../../attrs.js";
+import { decodeBearerPayload, jwtClaim } from "../../../src/engine/extract/jwt.js";
+import type { JwtClaimSource } from "../../../src/engine/extract/rules.js";
+import { attrs, fakeJwt } from "../../helpers/ext-authz-attrs.js";
 
 const claim = (over: Partial<JwtClaimSource> = {}): JwtClaimSource => ({
   kind: "jwt_claim",

@@ -3,7 +3,7 @@ import {
   compilePathGlob,
   type RouteClassTable,
   routeClass,
-} from "../../../../src/engine/extract/route-class.js";
+} from "../../../src/engine/extract/route-class.js";
 
 const table: RouteClassTable = {
   rows: [

@@ -1,8 +1,13 @@
 /** The fair allocator and the token bucket rounding: examples and seeded property tests. */
 import { describe, expect, it } from "vitest";
-import { nextRate, type Participant, targetShares } from "../../src/engine/rlqs/allocator.js";
-import { fillIntervalSec, RESOLUTION, rateOf, tokenBucketFor } from "../../src/engine/rlqs/token-bucket.js";
-import { Prng } from "../fuzz/prng.js";
+import { nextRate, type Participant, targetShares } from "../../../src/engine/rlqs/allocator.js";
+import {
+  fillIntervalSec,
+  RESOLUTION,
+  rateOf,
+  tokenBucketFor,
+} from "../../../src/engine/rlqs/token-bucket.js";
+import { Prng } from "../../fuzz/prng.js";
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 

@@ -1,16 +1,16 @@
 /** RlqsSession on a fake clock and in-process boards: re-sends, TTL refresh, failure policies. */
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../src/config/document.js";
-import type { ConfigProblem } from "../../src/config/errors.js";
-import { FULL_SCHEMA } from "../../src/config/full-schema.js";
-import { compileRlqs } from "../../src/config/sections/rlqs.js";
-import { type RlqsConfigView, RlqsSession } from "../../src/engine/rlqs/session.js";
-import { NO_TIERS } from "../../src/engine/tiers.js";
-import type { FailurePolicy } from "../../src/engine/types.js";
-import type { UsageBoard } from "../../src/store/rlqs/board.js";
-import { MemoryUsageBoard } from "../../src/store/rlqs/memory-board.js";
-import { StoreError } from "../../src/store/store.js";
-import { FakeClock } from "../helpers/fake-clock.js";
+import { parseConfigText } from "../../../src/config/document.js";
+import type { ConfigProblem } from "../../../src/config/errors.js";
+import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
+import { compileRlqs } from "../../../src/config/sections/rlqs.js";
+import { type RlqsConfigView, RlqsSession } from "../../../src/engine/rlqs/session.js";
+import { NO_TIERS } from "../../../src/engine/tiers.js";
+import type { FailurePolicy } from "../../../src/engine/types.js";
+import type { UsageBoard } from "../../../src/store/rlqs/board.js";
+import { MemoryUsageBoard } from "../../../src/store/rlqs/memory-board.js";
+import { StoreError } from "../../../src/store/store.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 
 function view(policy?: FailurePolicy): RlqsConfigView {
   const yaml = `domain: edge

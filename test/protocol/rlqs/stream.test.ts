@@ -9,8 +9,8 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
-import { SimEnvoy } from "../../bench/rlqs-envoy.mjs";
-import { type Service, startService } from "../helpers/service.js";
+import { SimEnvoy } from "../../../bench/rlqs-envoy.mjs";
+import { type Service, startService } from "../../helpers/service.js";
 
 const CONFIG = `domain: edge
 rlqs:

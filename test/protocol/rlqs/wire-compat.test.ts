@@ -13,14 +13,14 @@ import {
   RateLimitQuotaService,
   RateLimitQuotaUsageReports_BucketQuotaUsageSchema,
   RateLimitQuotaUsageReportsSchema,
-} from "../../src/gen/envoy/service/rate_limit_quota/v3/rlqs_pb.js";
+} from "../../../src/gen/envoy/service/rate_limit_quota/v3/rlqs_pb.js";
 import {
   RateLimitStrategy_BlanketRuleSchema,
   RateLimitStrategy_RequestsPerTimeUnitSchema,
   RateLimitStrategySchema,
-} from "../../src/gen/envoy/type/v3/ratelimit_strategy_pb.js";
-import { TokenBucketSchema } from "../../src/gen/envoy/type/v3/token_bucket_pb.js";
-import { envoyRegistry } from "../helpers/envoy-protos.js";
+} from "../../../src/gen/envoy/type/v3/ratelimit_strategy_pb.js";
+import { TokenBucketSchema } from "../../../src/gen/envoy/type/v3/token_bucket_pb.js";
+import { envoyRegistry } from "../../helpers/envoy-protos.js";
 
 type Registry = Awaited<ReturnType<typeof envoyRegistry>>;
 let official: Registry;

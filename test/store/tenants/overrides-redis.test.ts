@@ -6,9 +6,9 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp, tempDir } from "../config/watch-fixture.js";
-import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../helpers/redis.js";
-import { EDGE } from "./tiers-fixture.js";
+import { startTestApp, type TestApp, tempDir } from "../../config/watch-fixture.js";
+import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../../helpers/redis.js";
+import { EDGE } from "../../helpers/tiers-fixture.js";
 
 const TOKEN = "admin-s3cret";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
