@@ -34,9 +34,18 @@ export interface FakeResp {
 
 const HANDSHAKE = new Set(["INFO", "CLIENT", "SELECT", "AUTH", "HELLO", "READONLY"]);
 
-/** One reply for a command: PONG, a `loading:0` INFO, OK for handshake, an error otherwise. */
-function reply(name: string): string {
+const bulk = (text: string): string => `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+
+/**
+ * One reply for a command: PONG, a `loading:0` INFO, OK for handshake, an empty HGETALL (no tenant
+ * overrides), the subscribe confirmation for SUBSCRIBE, an error otherwise.
+ */
+function reply(name: string, args: readonly string[]): string {
   if (name === "PING") return "+PONG\r\n";
+  if (name === "HGETALL") return "*0\r\n";
+  if (name === "SUBSCRIBE") {
+    return args.map((channel, i) => `*3\r\n${bulk("subscribe")}${bulk(channel)}:${i + 1}\r\n`).join("");
+  }
   if (name === "INFO") {
     const body = "# Server\r\nredis_version:7.0.0\r\nloading:0\r\n";
     return `$${Buffer.byteLength(body)}\r\n${body}\r\n`;
@@ -45,16 +54,25 @@ function reply(name: string): string {
   return `-ERR fake-resp does not implement ${name}\r\n`;
 }
 
-/** Split complete commands off `buf`; returns their names and the unconsumed rest. */
-export function parseCommands(buf: string): { names: string[]; rest: string } {
+/** A command as received: its upper-cased name and its arguments. */
+export interface FakeCommand {
+  readonly name: string;
+  readonly args: readonly string[];
+}
+
+/** Split complete commands off `buf`; returns their names, the commands and the unconsumed rest. */
+export function parseCommands(buf: string): { names: string[]; commands: FakeCommand[]; rest: string } {
   const names: string[] = [];
+  const commands: FakeCommand[] = [];
   let pos = 0;
   for (;;) {
     if (pos >= buf.length) break;
     const eol = buf.indexOf("\r\n", pos);
     if (eol < 0) break;
     if (buf[pos] !== "*") {
-      names.push((buf.slice(pos, eol).trim().split(/\s+/)[0] ?? "").toUpperCase());
+      const [first = "", ...args] = buf.slice(pos, eol).trim().split(/\s+/);
+      names.push(first.toUpperCase());
+      commands.push({ name: first.toUpperCase(), args });
       pos = eol + 2;
       continue;
     }
@@ -63,16 +81,18 @@ export function parseCommands(buf: string): { names: string[]; rest: string } {
     const parts: string[] = [];
     for (let i = 0; i < count; i++) {
       const lenEnd = buf.indexOf("\r\n", cur);
-      if (lenEnd < 0) return { names, rest: buf.slice(pos) };
+      if (lenEnd < 0) return { names, commands, rest: buf.slice(pos) };
       const len = Number(buf.slice(cur + 1, lenEnd));
-      if (buf.length < lenEnd + 2 + len + 2) return { names, rest: buf.slice(pos) };
+      if (buf.length < lenEnd + 2 + len + 2) return { names, commands, rest: buf.slice(pos) };
       parts.push(buf.slice(lenEnd + 2, lenEnd + 2 + len));
       cur = lenEnd + 2 + len + 2;
     }
-    names.push((parts[0] ?? "").toUpperCase());
+    const [first = "", ...args] = parts;
+    names.push(first.toUpperCase());
+    commands.push({ name: first.toUpperCase(), args });
     pos = cur;
   }
-  return { names, rest: buf.slice(pos) };
+  return { names, commands, rest: buf.slice(pos) };
 }
 
 /** Start a fake RESP peer in `mode`. */
@@ -89,22 +109,22 @@ export async function startFakeResp(initial: FakeRespMode): Promise<FakeResp> {
     socket.on("error", () => {});
     let pending = "";
     socket.on("data", (chunk) => {
-      const { names, rest } = parseCommands(pending + chunk.toString("latin1"));
-      pending = rest;
-      for (const name of names) {
-        commands.push(name);
-        answer(socket, name);
+      const parsed = parseCommands(pending + chunk.toString("latin1"));
+      pending = parsed.rest;
+      for (const command of parsed.commands) {
+        commands.push(command.name);
+        answer(socket, command);
       }
     });
   });
-  const answer = (socket: Socket, name: string) => {
+  const answer = (socket: Socket, { name, args }: FakeCommand) => {
     const m = mode;
     if (m.kind === "drop") socket.destroy();
-    else if (m.kind === "ping" && (name === "PING" || HANDSHAKE.has(name))) socket.write(reply(name));
+    else if (m.kind === "ping" && (name === "PING" || HANDSHAKE.has(name))) socket.write(reply(name, args));
     else if (m.kind === "slow") {
       const t = setTimeout(() => {
         timers.delete(t);
-        if (!socket.destroyed) socket.write(reply(name));
+        if (!socket.destroyed) socket.write(reply(name, args));
       }, m.ms);
       timers.add(t);
     }

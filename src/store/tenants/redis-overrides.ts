@@ -58,19 +58,35 @@ export class RedisTenantOverrides implements TenantOverrideStore {
     this.#channel = tenantTiersChannel(o.keyPrefix);
   }
 
+  /**
+   * Subscribe and read the table. A Redis that is unreachable or failing over at start (a transient
+   * error) does not stop the service: it starts on the tenants file alone, like the store's breaker
+   * starts open, and the table is read as soon as the subscriber is ready (and every `resyncMs`).
+   * A permanent error (the key holds something that is not a hash) fails the start.
+   */
   async open(onChange: (table: OverrideTable) => void): Promise<OverrideTable> {
     const { subscriber } = this.#o;
+    this.#onChange = onChange;
     subscriber.on("message", (channel: string) => {
       if (channel === this.#channel) this.#reload();
     });
-    // A resubscribe after a reconnect may have missed notices: read the whole table again.
-    subscriber.on("ready", () => this.#reload());
-    await subscriber.subscribe(this.#channel);
-    const first = await this.#read();
-    this.#onChange = onChange;
+    // A resubscribe after a reconnect may have missed notices: read the whole table again. A
+    // subscription that failed at start is made here (ioredis renews only the ones that succeeded).
+    subscriber.on("ready", () => {
+      subscriber.subscribe(this.#channel).catch((err: unknown) => this.#o.onError?.(err));
+      this.#reload();
+    });
     this.#timer = setInterval(() => this.#reload(), this.#o.resyncMs ?? 30_000);
     this.#timer.unref();
-    return first;
+    try {
+      await subscriber.subscribe(this.#channel);
+      return await this.#read();
+    } catch (err) {
+      const e = classifyRedisError(err, "tenant overrides read");
+      if (!e.transient) throw e;
+      this.#o.onError?.(e);
+      return new Map();
+    }
   }
 
   async set(tenant: string, tier: string): Promise<string | undefined> {
