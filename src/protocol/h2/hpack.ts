@@ -168,18 +168,17 @@ export class HpackDecoder {
     checkRange(block, start, end);
     let fields = false;
     let octets = 0;
-    let over = false;
     this.pos = start;
     while (this.pos < end) {
       const b = block[this.pos] as number;
       this.pos++;
+      let name: string;
+      let value: string;
       if (b >= 0x80) {
         // Indexed field (§6.1): 1xxxxxxx, 7-bit index.
         let index = b & 0x7f;
         if (index === 0x7f) index = this.readIntTail(block, end, index);
         fields = true;
-        let name: string;
-        let value: string;
         if (index <= STATIC_COUNT) {
           if (index === 0) throw new HpackError("indexed field with index 0");
           name = STATIC_NAMES[index] as string;
@@ -191,22 +190,14 @@ export class HpackDecoder {
           name = this.names[slot] as string;
           value = this.values[slot] as string;
         }
-        if (over) continue;
-        octets += name.length + value.length + ENTRY_OVERHEAD;
-        if (octets > maxOctets) over = true;
-        else emit(name, value);
       } else if (b >= 0x40) {
         // Literal with incremental indexing (§6.2.1): 01xxxxxx, 6-bit name index.
         let index = b & 0x3f;
         if (index === 0x3f) index = this.readIntTail(block, end, index);
-        const name = index === 0 ? this.readString(block, end) : this.nameAt(index);
-        const value = this.readString(block, end);
+        name = index === 0 ? this.readString(block, end) : this.nameAt(index);
+        value = this.readString(block, end);
         fields = true;
         this.insert(name, value);
-        if (over) continue;
-        octets += name.length + value.length + ENTRY_OVERHEAD;
-        if (octets > maxOctets) over = true;
-        else emit(name, value);
       } else if (b >= 0x20) {
         // Dynamic table size update (§6.3): 001xxxxx, 5-bit size; only before the first field.
         if (fields) throw new HpackError("dynamic table size update after a header field");
@@ -217,26 +208,57 @@ export class HpackDecoder {
         }
         this.capacity = size;
         while (this.used > size) this.evict();
+        continue;
       } else {
         // Literal without indexing (0000xxxx, §6.2.2) or never indexed (0001xxxx, §6.2.3): 4-bit index.
         let index = b & 0x0f;
         if (index === 0x0f) index = this.readIntTail(block, end, index);
+        name = index === 0 ? this.readString(block, end) : this.nameAt(index);
+        value = this.readString(block, end);
         fields = true;
-        if (over) {
-          // Past the bound: only the shape is checked (the table does not change here).
-          if (index === 0) this.skipString(block, end);
-          else this.nameAt(index);
-          this.skipString(block, end);
-          continue;
-        }
+      }
+      octets += name.length + value.length + ENTRY_OVERHEAD;
+      if (octets > maxOctets) {
+        // Past the bound: the rest only for the table, in a loop of its own (keeps this one small).
+        this.skim(block, end);
+        return false;
+      }
+      emit(name, value);
+    }
+    return true;
+  }
+
+  /**
+   * The rest of a block past the header-list bound (after at least one field): parsed only for what
+   * the dynamic table needs, nothing emitted. Indexed fields are checked, not read; incrementally
+   * indexed literals are decoded and inserted; other literals are stepped over undecoded. Throws
+   * HpackError on malformed input, as {@link decode} does.
+   */
+  private skim(block: Uint8Array, end: number): void {
+    while (this.pos < end) {
+      const b = block[this.pos] as number;
+      this.pos++;
+      if (b >= 0x80) {
+        let index = b & 0x7f;
+        if (index === 0x7f) index = this.readIntTail(block, end, index);
+        if (index === 0) throw new HpackError("indexed field with index 0");
+        if (index > STATIC_COUNT && index - STATIC_COUNT - 1 >= this.count)
+          throw new HpackError(`index ${index} is past the end of the table`);
+      } else if (b >= 0x40) {
+        let index = b & 0x3f;
+        if (index === 0x3f) index = this.readIntTail(block, end, index);
         const name = index === 0 ? this.readString(block, end) : this.nameAt(index);
-        const value = this.readString(block, end);
-        octets += name.length + value.length + ENTRY_OVERHEAD;
-        if (octets > maxOctets) over = true;
-        else emit(name, value);
+        this.insert(name, this.readString(block, end));
+      } else if (b >= 0x20) {
+        throw new HpackError("dynamic table size update after a header field");
+      } else {
+        let index = b & 0x0f;
+        if (index === 0x0f) index = this.readIntTail(block, end, index);
+        if (index === 0) this.skipString(block, end);
+        else this.nameAt(index);
+        this.skipString(block, end);
       }
     }
-    return !over;
   }
 
   /** Step over a string literal (§5.2) at `pos` without decoding it. */

@@ -81,4 +81,27 @@ describe("HpackDecoder header-list bound", () => {
     expect(d.decode(Buffer.from([0xbe]), 0, 1, (n, v) => next.push(`${n}=${v.length}`), 10_000)).toBe(true);
     expect(next).toEqual(["x=1000"]);
   });
+
+  it("past the bound, still inserts indexed literals, steps over the others and rejects bad input", () => {
+    const d = new HpackDecoder(4096);
+    const big = Buffer.concat([Buffer.from([0x00, 1, 0x61, 0x7f, 200 - 127]), Buffer.alloc(200, 0x62)]);
+    // Over the bound at once (200 + 1 + 32 > 100), then a non-indexed literal, a static reference
+    // and an incrementally indexed literal "y: z" that later blocks must see.
+    const rest = Buffer.from([0x00, 1, 0x63, 1, 0x64, 0x82, 0x40, 1, 0x79, 1, 0x7a]);
+    const block = Buffer.concat([big, rest]);
+    const seen: string[] = [];
+    expect(d.decode(block, 0, block.length, (n) => seen.push(n), 100)).toBe(false);
+    expect(seen).toEqual([]);
+    const next: string[] = [];
+    expect(d.decode(Buffer.from([0xbe]), 0, 1, (n, v) => next.push(`${n}=${v}`), 100)).toBe(true);
+    expect(next).toEqual(["y=z"]);
+    const bad = (tail: number[]) => {
+      const b = Buffer.concat([big, Buffer.from(tail)]);
+      return () => new HpackDecoder(4096).decode(b, 0, b.length, () => {}, 100);
+    };
+    expect(bad([0x20])).toThrow(/size update after a header field/);
+    expect(bad([0xc0])).toThrow(/past the end of the table/);
+    expect(bad([0x80])).toThrow(/index 0/);
+    expect(bad([0x00, 5, 0x61])).toThrow(/longer than the rest/);
+  });
 });
