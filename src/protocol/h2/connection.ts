@@ -527,9 +527,17 @@ export class H2Connection implements StreamOwner {
     // Always decode: the HPACK table must follow every block, wanted or not.
     const request = this.#request;
     request.begin();
+    // The decoder is the one counter of the header list's octets (RequestFields counts fields only).
+    const maxList = this.#limits.maxHeaderList;
     let fits: boolean;
     try {
-      fits = this.#decoder.decode(block, start, end, request.emit, this.#limits.maxHeaderList);
+      fits = this.#decoder.decode(
+        block,
+        start,
+        end,
+        request.emit,
+        maxList < MAX_HEADER_LIST ? maxList : MAX_HEADER_LIST,
+      );
     } catch (err) {
       if (err instanceof HpackError) throw new H2Error(COMPRESSION_ERROR, err.message);
       throw err;
@@ -573,7 +581,7 @@ export class H2Connection implements StreamOwner {
     const s = new H2Stream(id, this, fields, this.#peerInitialWindow);
     s.openedTick = this.#tick;
     this.#streams.set(id, s);
-    if (!fits || request.bytes > MAX_HEADER_LIST) {
+    if (!fits) {
       this.#reset(s, REFUSED_STREAM);
       return;
     }

@@ -26,9 +26,11 @@ const REQUEST_PSEUDO = new Set([":method", ":scheme", ":path", ":authority"]);
 export class RequestFields {
   /** Fields of the block being decoded. */
   fields: H2Headers = Object.create(null);
-  /** Fields and octets (name + value + 32 each) of the block, counted past the bounds too. */
+  /**
+   * Fields of the block, counted past MAX_HEADER_PAIRS too. Its octets are not counted here: the HPACK
+   * decoder bounds the header list (its `maxOctets`) and stops emitting past it.
+   */
   count = 0;
-  bytes = 0;
   /** Why the block is a malformed request ("" when it is not): checked field by field. */
   malformed = "";
   /** `content-length` as a number, -1 without one (a malformed value makes the block malformed). */
@@ -43,7 +45,6 @@ export class RequestFields {
   begin(): void {
     this.fields = Object.create(null);
     this.count = 0;
-    this.bytes = 0;
     this.malformed = "";
     this.contentLength = -1;
     this.pseudo = 0;
@@ -80,22 +81,20 @@ export class RequestFields {
 
   /** One decoded field (the HPACK decoder's callback). */
   readonly emit = (name: string, value: string): void => {
-    this.count++;
-    this.bytes += name.length + value.length + 32;
-    if (this.bytes > MAX_HEADER_LIST || this.count > MAX_HEADER_PAIRS) return;
+    if (++this.count > MAX_HEADER_PAIRS) return;
     const fields = this.fields;
+    const prev = fields[name];
     if (name.charCodeAt(0) === 0x3a) {
       this.pseudo++;
       if (this.#regularSeen) this.malformed ||= `pseudo-header ${name} after regular fields`;
       else if (!REQUEST_PSEUDO.has(name)) this.malformed ||= `unknown pseudo-header ${name}`;
-      else if (fields[name] !== undefined) this.malformed ||= `repeated ${name}`;
+      else if (prev !== undefined) this.malformed ||= `repeated ${name}`;
     } else {
       this.#regularSeen = true;
       if (!this.#goodNames.has(name)) this.#checkName(name);
       if (name === "te" && value !== "trailers") this.malformed ||= `te: ${value}`;
       else if (name === "content-length") this.#contentLength(value);
     }
-    const prev = fields[name];
     if (prev === undefined) fields[name] = value;
     else fields[name] = `${prev}${name === "cookie" ? "; " : ", "}${value}`;
   };
