@@ -9,19 +9,27 @@
  *
  * e.g. `git archive main | tar -x -C /tmp/old`, build there, then alternate
  * `node bench/h2-inproc.mjs /tmp/old/dist` and `node bench/h2-inproc.mjs dist`.
+ *
+ * Several builds, comma-separated (`node bench/h2-inproc.mjs /tmp/old/dist,dist 100000 15`), run in
+ * one process, round by round in alternating order (A B, B A, …), each with its own JIT state: a
+ * loaded machine then slows every build's rounds alike, and the ratio to the first build is printed.
  */
 import { EventEmitter } from "node:events";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const dist = resolve(process.argv[2] ?? "dist");
+const dists = (process.argv[2] ?? "dist").split(",").map((d) => resolve(d));
 const calls = Number(process.argv[3] ?? 200_000);
 const rounds = Number(process.argv[4] ?? 7);
 const PER_CONNECTION = 1000;
 
-const { H2Connection } = await import(pathToFileURL(`${dist}/protocol/h2/connection.js`).href);
+const builds = [];
+for (const dist of dists) {
+  const { H2Connection } = await import(pathToFileURL(`${dist}/protocol/h2/connection.js`).href);
+  builds.push({ dist, H2Connection });
+}
 const { literalField, PREFACE, responseBlock, fieldsBlock } = await import(
-  pathToFileURL(`${dist}/protocol/h2/frames.js`).href
+  pathToFileURL(`${dists[0]}/protocol/h2/frames.js`).href
 );
 
 function frame(type, flags, id, payload) {
@@ -94,7 +102,7 @@ const onError = (err) => {
   throw err;
 };
 
-async function run(n) {
+async function run(H2Connection, n) {
   const start = process.cpuUsage();
   for (let done = 0; done < n; done += PER_CONNECTION) {
     const socket = new FakeSocket();
@@ -109,10 +117,19 @@ async function run(n) {
   return ((used.user + used.system) * 1000) / n;
 }
 
-await run(calls / 4); // warm-up
-const results = [];
-for (let i = 0; i < rounds; i++) results.push(await run(calls));
-results.sort((a, b) => a - b);
-console.log(
-  `${dist}: ${results[Math.floor(rounds / 2)].toFixed(0)} CPU ns/call (median of ${rounds}; min ${results[0].toFixed(0)}, max ${results.at(-1).toFixed(0)})`,
-);
+for (const b of builds) await run(b.H2Connection, calls / 4); // warm-up
+const results = builds.map(() => []);
+for (let i = 0; i < rounds; i++) {
+  for (let k = 0; k < builds.length; k++) {
+    const j = i % 2 === 0 ? k : builds.length - 1 - k;
+    results[j].push(await run(builds[j].H2Connection, calls));
+  }
+}
+const medians = results.map((r) => r.sort((a, b) => a - b)[Math.floor(rounds / 2)]);
+builds.forEach((b, j) => {
+  const r = results[j];
+  const ratio = j === 0 ? "" : `, ×${(medians[j] / medians[0]).toFixed(3)} of the first`;
+  console.log(
+    `${b.dist}: ${medians[j].toFixed(0)} CPU ns/call (median of ${rounds}; min ${r[0].toFixed(0)}, max ${r.at(-1).toFixed(0)}${ratio})`,
+  );
+});
