@@ -7,8 +7,8 @@ KEYS and ARGV are the function's parameters, its `return` returns from the funct
 KEYS  the keys of every call, concatenated in call order.
 ARGV  1             number of calls C
       2 .. C+1      keys of each call (n1 .. nC, each >= 1)
-      C+2 ..        each call's ARGV (4 * n values, as the wrapped script expects), concatenated
-      so #KEYS == n1 + .. + nC and #ARGV == 1 + C + 4 * #KEYS (anything else is an error reply).
+      C+2 ..        each call's ARGV (5 * n values, as the wrapped script expects), concatenated
+      so #KEYS == n1 + .. + nC and #ARGV == 1 + C + 5 * #KEYS (anything else is an error reply).
 Reply the replies of the calls, concatenated in call order (4 integers per key); a call that failed
       (error reply, or a Redis error raised by one of its commands) has instead its message as a
       string, then 4 * n - 1 zeros, and only it fails: the others ran as usual.
@@ -80,8 +80,8 @@ for c = 1, calls do
   end
   total = total + n
 end
-if #KEYS ~= total or #ARGV ~= 1 + calls + 4 * total then
-  return redis.error_reply('tollgate batch: expected ' .. total .. ' KEYS and ' .. (1 + calls + 4 * total) ..
+if #KEYS ~= total or #ARGV ~= 1 + calls + 5 * total then
+  return redis.error_reply('tollgate batch: expected ' .. total .. ' KEYS and ' .. (1 + calls + 5 * total) ..
     ' ARGV for ' .. calls .. ' calls, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 
@@ -97,11 +97,11 @@ for c = 1, calls do
   for j = 1, n do
     keys[j] = KEYS[k + j]
   end
-  for j = 1, 4 * n do
+  for j = 1, 5 * n do
     argv[j] = ARGV[a + j]
   end
   k = k + n
-  a = a + 4 * n
+  a = a + 5 * n
   -- A call that fails (an error reply of its own, or a Redis error such as WRONGTYPE or OOM raised
   -- by one of its commands) fails alone: its 4 * n slots hold the message first, then zeros. Both
   -- wrapped scripts write only after every read and check passed, so a failed call wrote nothing

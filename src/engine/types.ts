@@ -39,6 +39,12 @@ export interface Policy {
    * being epoch-aligned; `periodMs` stays the nominal unit length. See engine/calendar.ts.
    */
   readonly calendar?: Calendar;
+  /**
+   * Set on an overdraft bucket (rule key `overdraft: true`): a positive charge is always applied, past
+   * empty into debt, by at most this many tokens (rule key `max_debt`). Undefined: an ordinary bucket,
+   * whose denied charges apply nothing.
+   */
+  readonly maxDebt?: number;
 }
 
 /** One limit of a rule (a rule may carry several: all must pass). */
@@ -154,6 +160,11 @@ export interface QueryDescriptor {
   readonly limit: LimitOverride | undefined;
   /** Per-descriptor hits_addend when present (0 = check without consuming); undefined when absent. */
   readonly hitsAddend: number | undefined;
+  /**
+   * `is_negative_hits`: the hits (per-descriptor, else the request's) are given back to the buckets
+   * instead of charged (a refund). @default false
+   */
+  readonly negativeHits?: boolean;
 }
 
 /** A decoded ShouldRateLimit request. */

@@ -3,7 +3,10 @@
  */
 import type { FailurePolicy, LeaseOptions, Policy } from "../engine/types.js";
 
-/** Charge `cost` tokens from the bucket `key` governed by `policy`. Cost 0 peeks. */
+/**
+ * Charge `cost` tokens from the bucket `key` governed by `policy`. Cost 0 peeks; a negative cost gives
+ * `-cost` tokens back (a refund: never above a full bucket, always allowed).
+ */
 export interface Take {
   readonly key: string;
   readonly policy: Policy;
@@ -21,10 +24,23 @@ export interface Take {
 }
 
 /**
+ * Whether a take is applied whatever the rest of its call decides: a refund (cost < 0), or a positive
+ * charge on an overdraft bucket (`policy.maxDebt` set). A call applies its forced takes first, in
+ * order, then the others, all-or-nothing (see Outcome).
+ */
+export function isForced(take: Take): boolean {
+  return take.cost < 0 || (take.cost > 0 && take.policy.maxDebt !== undefined);
+}
+
+/**
  * The answer for one Take.
  *
- * A `take` call is all-or-nothing: when any Take is not allowed, nothing is charged, and every
- * Outcome describes the bucket as it is (uncharged).
+ * A `take` call is all-or-nothing for its ordinary takes: when any Take is not allowed, none of them
+ * is charged, and their Outcomes describe the bucket as it is (uncharged). Forced takes
+ * ({@link isForced}) are applied in any case, and their Outcomes describe the bucket after them.
+ *
+ * An overdraft bucket allows a take (a check with cost 0 included) while it holds at least one whole
+ * token before the charge; denied, `retryAfterMs` counts until it holds one again.
  */
 export interface Outcome {
   /** Whether this bucket alone could admit its cost now. */

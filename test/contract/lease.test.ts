@@ -7,9 +7,10 @@
 import { LeasedStore } from "../../src/store/lease/leased-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
-import { describeStoreContract } from "./store-contract.js";
+import { describeOverdraftContract } from "./overdraft-contract.js";
+import { describeStoreContract, type StoreHarness } from "./store-contract.js";
 
-describeStoreContract("lease(memory), unleased takes", async () => {
+const leased = async (): Promise<StoreHarness> => {
   const clock = new FakeClock();
   const shared = new MemoryStore({ clock });
   const store = new LeasedStore({ inner: shared, backend: shared, clock });
@@ -21,4 +22,10 @@ describeStoreContract("lease(memory), unleased takes", async () => {
     now: () => clock.now(),
     close: () => store.close(),
   };
+};
+
+describeStoreContract("lease(memory), unleased takes", leased);
+// Checks, refunds and overdraft charges carry a lease here: the layer sends them to the shared bucket.
+describeOverdraftContract("lease(memory), leased checks, refunds and overdraft charges", leased, {
+  lease: { size: 8, ttlMs: 1000 },
 });

@@ -1,8 +1,9 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { FakeClock } from "../helpers/fake-clock.js";
-import { describeStoreContract } from "./store-contract.js";
+import { describeOverdraftContract } from "./overdraft-contract.js";
+import { describeStoreContract, type StoreHarness } from "./store-contract.js";
 
-describeStoreContract("memory", async () => {
+const memory = async (): Promise<StoreHarness> => {
   const clock = new FakeClock();
   const store = new MemoryStore({ clock });
   return {
@@ -13,4 +14,7 @@ describeStoreContract("memory", async () => {
     now: () => clock.now(),
     close: () => store.close(),
   };
-});
+};
+
+describeStoreContract("memory", memory);
+describeOverdraftContract("memory", memory);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/store/redis/redis-store.js";
 import { keysWithoutTtl, type RedisCluster, startCluster } from "../helpers/redis.js";
+import { describeOverdraftContract } from "./overdraft-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 // Redis scripts read the server's TIME, so `advance` really waits (the suite keeps waits short).
@@ -14,15 +15,14 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeStoreContract(
-  "redis-cluster (3 masters)",
-  async () => {
-    const store = new RedisStore({ url: cluster.url });
-    await store.ready();
-    return { store, advance: sleep, close: () => store.close() };
-  },
-  { realTime: true },
-);
+const harness = async () => {
+  const store = new RedisStore({ url: cluster.url });
+  await store.ready();
+  return { store, advance: sleep, close: () => store.close() };
+};
+
+describeStoreContract("redis-cluster (3 masters)", harness, { realTime: true });
+describeOverdraftContract("redis-cluster (3 masters)", harness, { realTime: true });
 
 describe("after the redis-cluster contract suite", () => {
   it("left no key without a TTL on any master", async () => {

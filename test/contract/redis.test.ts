@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/store/redis/redis-store.js";
 import { keysWithoutTtl, type RedisServer, startRedis } from "../helpers/redis.js";
+import { describeOverdraftContract } from "./overdraft-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 // Redis scripts read the server's TIME, so `advance` really waits (the suite keeps waits short).
@@ -14,15 +15,14 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describeStoreContract(
-  "redis (single redis-server)",
-  async () => {
-    const store = new RedisStore({ url: server.url });
-    await store.ready();
-    return { store, advance: sleep, close: () => store.close() };
-  },
-  { realTime: true },
-);
+const harness = async () => {
+  const store = new RedisStore({ url: server.url });
+  await store.ready();
+  return { store, advance: sleep, close: () => store.close() };
+};
+
+describeStoreContract("redis (single redis-server)", harness, { realTime: true });
+describeOverdraftContract("redis (single redis-server)", harness, { realTime: true });
 
 describe("after the redis contract suite", () => {
   it("left no key without a TTL", async () => {

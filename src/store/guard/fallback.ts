@@ -11,15 +11,17 @@ export interface InstanceCount {
   count(): number;
 }
 
-/** A policy with `limit` and `burst` divided by `instances`, each at least 1. */
+/** A policy with `limit`, `burst` (and an overdraft's `maxDebt`) divided by `instances`, each at least 1. */
 export function dividePolicy(policy: Policy, instances: number): Policy {
   const n = Math.max(1, Math.floor(instances));
   if (n === 1) return policy;
-  return Object.freeze({
+  const divided: Policy = {
     ...policy,
     limit: Math.max(1, Math.floor(policy.limit / n)),
     burst: Math.max(1, Math.floor(policy.burst / n)),
-  });
+  };
+  if (policy.maxDebt === undefined) return Object.freeze(divided);
+  return Object.freeze({ ...divided, maxDebt: Math.max(1, Math.floor(policy.maxDebt / n)) });
 }
 
 /** Options of {@link LocalFallback}. */

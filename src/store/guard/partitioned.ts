@@ -11,7 +11,7 @@
  */
 
 import { uncharged } from "../redis/groups.js";
-import type { Outcome, Store, Take } from "../store.js";
+import { isForced, type Outcome, type Store, type Take } from "../store.js";
 import type { BreakerState } from "./breaker.js";
 import type { GuardedStore } from "./guarded-store.js";
 import type { GuardStatus } from "./status.js";
@@ -86,7 +86,8 @@ export class PartitionedGuard implements Store {
       parts.map((indexes, p) => {
         if (!answers[p]?.every((o) => o.allowed)) return Promise.resolve();
         for (const i of indexes) out[i] = uncharged(out[i] as Outcome, takes[i]);
-        const charged = indexes.map((i) => takes[i] as Take).filter((t) => t.cost > 0);
+        // Forced takes (refunds, overdraft charges) stay applied, as in one script call.
+        const charged = indexes.map((i) => takes[i] as Take).filter((t) => t.cost > 0 && !isForced(t));
         return charged.length === 0
           ? Promise.resolve()
           : this.#guard(partNodes[p] as string)

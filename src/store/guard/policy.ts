@@ -28,7 +28,7 @@ export function resolveByTakes(fallback: FailurePolicy): PolicyResolver {
 export function allowAll(takes: readonly Take[]): Outcome[] {
   return takes.map((t) => ({
     allowed: true,
-    remaining: Math.max(0, t.policy.limit - t.cost),
+    remaining: Math.max(0, t.policy.limit - Math.max(0, t.cost)),
     retryAfterMs: 0,
     resetAfterMs: 0,
     policy: "allow",

@@ -15,7 +15,7 @@
  * - Remaining/reset on a leased bucket are estimates (the shared count at the last grant plus ours).
  */
 import type { Clock, LeaseOptions } from "../../engine/types.js";
-import type { Outcome, Store, Take } from "../store.js";
+import { isForced, type Outcome, type Store, type Take } from "../store.js";
 import type { LeaseBackend } from "./backend.js";
 import { Lease } from "./lease.js";
 import { refillLease } from "./refill.js";
@@ -95,7 +95,9 @@ export class LeasedStore implements Store {
 
     takes.forEach((t, index) => {
       const options = leaseOptions(t, this.#o.defaultLease);
-      if (!options || options.size <= 1 || t.cost === 0) {
+      // Checks, refunds and overdraft charges go to the shared bucket directly: a lease holds tokens
+      // taken before they are spent, which cannot pay a debt, and an overdraft charge must land.
+      if (!options || options.size <= 1 || t.cost <= 0 || t.policy.maxDebt !== undefined) {
         direct.push(index);
         return;
       }
@@ -166,10 +168,11 @@ export class LeasedStore implements Store {
 
     const leasedDenied = out.some((o) => o !== undefined && !o.allowed);
     if (direct.length > 0) {
-      // A denied leased bucket means nothing may be charged: the others are only looked at.
+      // A denied leased bucket means nothing may be charged: the others are only looked at (forced
+      // takes, refunds and overdraft charges, are applied in any case).
       const directTakes = direct.map((i) => {
         const t = takes[i] as Take;
-        return leasedDenied ? { ...t, cost: 0 } : t;
+        return leasedDenied && t.cost > 0 && !isForced(t) ? { ...t, cost: 0 } : t;
       });
       let outcomes: Outcome[];
       try {
@@ -180,8 +183,9 @@ export class LeasedStore implements Store {
       }
       direct.forEach((index, j) => {
         const o = outcomes[j] as Outcome;
-        const cost = (takes[index] as Take).cost;
-        out[index] = leasedDenied ? { ...o, allowed: o.remaining >= cost } : o;
+        const t = takes[index] as Take;
+        out[index] =
+          leasedDenied && t.cost > 0 && !isForced(t) ? { ...o, allowed: o.remaining >= t.cost } : o;
       });
     }
     if (out.some((o) => !o?.allowed)) this.#release(reserved);

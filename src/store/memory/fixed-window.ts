@@ -69,6 +69,29 @@ export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
     retryAfterMs: 0,
     resetAfterMs: ttlMs,
   };
+  const expiresAtMs = Math.floor(input.nowUs / 1000) + ttlMs;
+  if (cost < 0) {
+    // A refund (`is_negative_hits`): the counter goes down, never below 0; an absent counter stays absent.
+    if (input.storedCount === undefined) return { outcome: peek, uncharged: peek, write: undefined };
+    const next = Math.max(0, count + cost);
+    const outcome: Outcome = { ...peek, remaining: Math.max(0, limit - next) };
+    return { outcome, uncharged: outcome, write: { count: next, expiresAtMs } };
+  }
+  const maxDebt = input.policy.maxDebt;
+  if (maxDebt !== undefined) {
+    // Overdraft: allowed while one hit is left; a charge always counts, up to limit + maxDebt (a cap
+    // never lowers the counter). The window end forgives the debt.
+    const admits = count < limit;
+    let next = count + cost;
+    if (next > limit + maxDebt) next = Math.max(limit + maxDebt, count);
+    const outcome: Outcome = {
+      allowed: admits,
+      remaining: Math.max(0, limit - next),
+      retryAfterMs: admits ? 0 : ttlMs,
+      resetAfterMs: ttlMs,
+    };
+    return { outcome, uncharged: outcome, write: cost > 0 ? { count: next, expiresAtMs } : undefined };
+  }
   if (cost > limit) {
     return { outcome: denied(peek, -1), uncharged: peek, write: undefined };
   }
@@ -78,8 +101,7 @@ export function fixedWindowStep(input: FixedWindowInput): FixedWindowStep {
   return {
     outcome: { allowed: true, remaining: limit - count - cost, retryAfterMs: 0, resetAfterMs: ttlMs },
     uncharged: peek,
-    write:
-      cost > 0 ? { count: count + cost, expiresAtMs: Math.floor(input.nowUs / 1000) + ttlMs } : undefined,
+    write: cost > 0 ? { count: count + cost, expiresAtMs } : undefined,
   };
 }
 

@@ -94,6 +94,9 @@ export function gcraStep(input: GcraInput): GcraStep {
     retryAfterMs: 0,
     resetAfterMs: peekResetMs,
   };
+  if (cost < 0) return refundStep(input.nowUs, ahead, cost, t, tau, slack, peek);
+  const maxDebt = input.policy.maxDebt;
+  if (maxDebt !== undefined) return overdraftStep({ now, ahead, cost, maxDebt, t, tau, slack, peek });
   if (cost > input.policy.burst) {
     return { outcome: denied(peek, -1), uncharged: peek, write: undefined };
   }
@@ -115,6 +118,69 @@ export function gcraStep(input: GcraInput): GcraStep {
   }
   const retryAfterMs = Math.max(1, Math.ceil((newAhead - tau) / 1000));
   return { outcome: denied(peek, retryAfterMs), uncharged: peek, write: undefined };
+}
+
+/**
+ * A negative cost (`is_negative_hits`): give `-cost` tokens back in the take call itself, never above
+ * a full bucket; always allowed and always applied (its `uncharged` is its outcome). A full bucket
+ * (nothing ahead of now) is left as it is.
+ */
+function refundStep(
+  now: number,
+  ahead: number,
+  cost: number,
+  t: number,
+  tau: number,
+  slack: number,
+  peek: Outcome,
+): GcraStep {
+  if (ahead === 0) return { outcome: peek, uncharged: peek, write: undefined };
+  const newAhead = Math.max(ahead + cost * t, 0);
+  const tat = now + roundHalfUp(newAhead);
+  const outcome: Outcome = {
+    allowed: true,
+    remaining: wholeTokens(tau, t, slack, newAhead),
+    retryAfterMs: 0,
+    resetAfterMs: Math.ceil(newAhead / 1000),
+  };
+  return { outcome, uncharged: outcome, write: { tat, expiresAtMs: expiryOf(tat) } };
+}
+
+interface OverdraftInput {
+  readonly now: number;
+  readonly ahead: number;
+  readonly cost: number;
+  readonly maxDebt: number;
+  readonly t: number;
+  readonly tau: number;
+  readonly slack: number;
+  readonly peek: Outcome;
+}
+
+/**
+ * An overdraft bucket (`policy.maxDebt` set): allowed while it holds one whole token (a cost-1 take
+ * would pass: `ahead + T <= tau + slack`); a positive cost is always applied, past empty, until the
+ * time ahead reaches `tau + maxDebt*T` (never lowered by the cap). Denied, the retry counts until one
+ * whole token is back, after the charge. Its `uncharged` is its outcome: it is applied in any case.
+ */
+function overdraftStep(o: OverdraftInput): GcraStep {
+  const { ahead, t, tau, slack } = o;
+  const admits = ahead + t <= tau + slack;
+  if (o.cost === 0) {
+    const outcome = admits ? o.peek : denied(o.peek, Math.max(1, Math.ceil((ahead + t - tau) / 1000)));
+    return { outcome, uncharged: outcome, write: undefined };
+  }
+  let newAhead = ahead + o.cost * t;
+  const cap = tau + o.maxDebt * t;
+  if (newAhead > cap) newAhead = Math.max(cap, ahead);
+  const tat = o.now + roundHalfUp(newAhead);
+  const outcome: Outcome = {
+    allowed: admits,
+    remaining: wholeTokens(tau, t, slack, newAhead),
+    retryAfterMs: admits ? 0 : Math.max(1, Math.ceil((newAhead + t - tau) / 1000)),
+    resetAfterMs: Math.ceil(newAhead / 1000),
+  };
+  return { outcome, uncharged: outcome, write: { tat, expiresAtMs: expiryOf(tat) } };
 }
 
 /** Input of a GCRA refund: give `cost` tokens back. */

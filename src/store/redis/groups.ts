@@ -5,7 +5,7 @@
  * so outcomes go back in request order (and `uncharged` shows a refunded group's outcomes).
  */
 import type { Algorithm } from "../../engine/types.js";
-import type { Outcome, Take } from "../store.js";
+import { isForced, type Outcome, type Take } from "../store.js";
 import { keySlot } from "./slot.js";
 
 /** Takes of one script call, with their positions in the original call. */
@@ -73,9 +73,12 @@ export function groupKeysBySlot(keys: readonly string[], options: { bySlot: bool
   return [...groups.values()];
 }
 
-/** An allowed outcome of a group that was refunded, shown as the bucket is without the charge. */
+/**
+ * An allowed outcome of a group that was refunded, shown as the bucket is without the charge. A
+ * forced take (refund, overdraft charge) is never refunded: its outcome stands.
+ */
 export function uncharged(o: Outcome, take: Take | undefined): Outcome {
-  if (!take || !o.allowed || take.cost === 0) return o;
+  if (!take || !o.allowed || take.cost === 0 || isForced(take)) return o;
   const { policy, cost } = take;
   const resetAfterMs =
     policy.algorithm === "gcra"

@@ -12,7 +12,7 @@
 import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
-import { type Outcome, reportOnce, type Store, type StoreError, type Take } from "../store.js";
+import { isForced, type Outcome, reportOnce, type Store, type StoreError, type Take } from "../store.js";
 import { type Batch, TakeBatcher } from "./batch.js";
 import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "./client.js";
 import { sendClusterBatches } from "./cluster-batches.js";
@@ -155,7 +155,7 @@ export class RedisStore implements Store, LeaseBackend {
     groups.forEach((g, gi) => {
       const reply = replies[gi] ?? [];
       // A denying script already reports its buckets uncharged; a group that charged and was
-      // refunded reported itself charged, so show it as it is again.
+      // refunded reported itself charged, so show it as it is again (forced takes stay charged).
       const refunded = !allAllowed && reply.every((o) => o.allowed);
       g.indexes.forEach((index, i) => {
         const o = reply[i];
@@ -205,15 +205,20 @@ export class RedisStore implements Store, LeaseBackend {
     }
   }
 
-  /** Refund every group that charged (all its takes allowed, some cost > 0). */
+  /**
+   * Refund the ordinary takes (cost > 0, not forced) of every group that charged (all its takes
+   * allowed). Forced takes (refunds, overdraft charges) stay applied, as in one script call.
+   */
   async #compensate(groups: readonly TakeGroup[], replies: readonly (Outcome[] | undefined)[]) {
-    const charged = groups.filter((g, gi) => {
-      const reply = replies[gi];
-      return reply?.every((o) => o.allowed) && g.takes.some((t) => t.cost > 0);
+    const refunds: { slot: number; takes: Take[] }[] = [];
+    groups.forEach((g, gi) => {
+      if (!replies[gi]?.every((o) => o.allowed)) return;
+      const takes = g.takes.filter((t) => t.cost > 0 && !isForced(t));
+      if (takes.length > 0) refunds.push({ slot: g.slot, takes });
     });
-    if (charged.length === 0) return;
+    if (refunds.length === 0) return;
     await Promise.all(
-      charged.map((g) =>
+      refunds.map((g) =>
         this.#send(g.slot, () => this.#scripts.refund(g.takes)).catch((err: unknown) => {
           // The request is denied either way; a failed refund only under-admits until the TTL.
           reportOnce(classifyRedisError(err, "refund"), this.#metrics);

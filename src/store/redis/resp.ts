@@ -161,14 +161,16 @@ export interface EncodableTake {
     readonly periodMs: number;
     readonly burst: number;
     readonly calendar?: Calendar;
+    readonly maxDebt?: number;
   };
 }
 
-/** What the merged-call encoder writes for each take's policy: `limit, periodMs, burst`. */
+/** What the merged-call encoder writes for each take's policy: `limit, periodMs, burst, maxDebt`. */
 type EncodablePolicy = EncodableTake["policy"];
 
 /**
- * The bulk strings of a policy's `limit, periodMs, burst`, written once per policy object: a
+ * The bulk strings of a policy's `limit, periodMs, burst, maxDebt` (-1: not an overdraft bucket),
+ * written once per policy object: a
  * policy comes from the compiled config (frozen, the same object for every request of its rule), so
  * each take copies these bytes instead of measuring and writing three numbers again (the encoder's
  * number work was most of its ~4% of CPU per decision in the bench profile). Per-request policies
@@ -184,12 +186,17 @@ function policyBytes(p: EncodablePolicy, refresh: boolean): Buffer {
   if (p.calendar !== undefined) return calendarPolicyBytes(p, p.calendar, refresh);
   let bytes = policyBulks.get(p);
   if (bytes === undefined) {
+    const maxDebt = p.maxDebt ?? -1;
     bytes = Buffer.allocUnsafe(
-      numberBulkSize(p.limit) + numberBulkSize(p.periodMs) + numberBulkSize(p.burst),
+      numberBulkSize(p.limit) +
+        numberBulkSize(p.periodMs) +
+        numberBulkSize(p.burst) +
+        numberBulkSize(maxDebt),
     );
     let pos = writeNumberBulk(bytes, 0, p.limit);
     pos = writeNumberBulk(bytes, pos, p.periodMs);
-    writeNumberBulk(bytes, pos, p.burst);
+    pos = writeNumberBulk(bytes, pos, p.burst);
+    writeNumberBulk(bytes, pos, maxDebt);
     policyBulks.set(p, bytes);
   }
   return bytes;
@@ -202,12 +209,17 @@ function calendarPolicyBytes(p: EncodablePolicy, calendar: Calendar, refresh: bo
   if (cached !== undefined && !refresh) return cached.bytes;
   const arg = calendarArg(calendar);
   if (cached !== undefined && cached.arg === arg) return cached.bytes;
+  const maxDebt = p.maxDebt ?? -1;
   const bytes = Buffer.allocUnsafe(
-    numberBulkSize(p.limit) + numberBulkSize(CALENDAR_PERIOD_ARG) + bulkSize(arg.length),
+    numberBulkSize(p.limit) +
+      numberBulkSize(CALENDAR_PERIOD_ARG) +
+      bulkSize(arg.length) +
+      numberBulkSize(maxDebt),
   );
   let pos = writeNumberBulk(bytes, 0, p.limit);
   pos = writeNumberBulk(bytes, pos, CALENDAR_PERIOD_ARG);
-  writeStringBulk(bytes, pos, arg);
+  pos = writeStringBulk(bytes, pos, arg);
+  writeNumberBulk(bytes, pos, maxDebt);
   calendarBulks.set(p, { arg, bytes });
   return bytes;
 }
@@ -216,7 +228,7 @@ function calendarPolicyBytes(p: EncodablePolicy, calendar: Calendar, refresh: bo
  * The EVALSHA of one lua/batch.lua call over `calls`, written straight from the takes: the bytes of
  * `encodeEvalsha(sha, encodeBatch(calls))` (a test compares them) without building the ~15-argument
  * list per request first. Arguments: key count, keys, call count, each call's key count, then per
- * take `cost, limit, periodMs, burst`.
+ * take `cost, limit, periodMs, burst, maxDebt`.
  */
 export function encodeBatchEvalsha(sha: string, calls: readonly (readonly EncodableTake[])[]): Buffer {
   let keys = 0;
@@ -229,7 +241,7 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
       size += numberBulkSize(t.cost) + policyBytes(t.policy, true).length;
     }
   }
-  const head = `*${5 * keys + calls.length + 4}\r\n$7\r\nevalsha\r\n$${sha.length}\r\n${sha}\r\n`;
+  const head = `*${6 * keys + calls.length + 4}\r\n$7\r\nevalsha\r\n$${sha.length}\r\n${sha}\r\n`;
   const total = head.length + numberBulkSize(keys) + numberBulkSize(calls.length) + size;
   const buf = commandBuffer(total);
   let pos = writeAscii(buf, 0, head);

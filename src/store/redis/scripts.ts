@@ -4,7 +4,7 @@
  * which loads the script again. Typed commands come from the module augmentation below.
  *
  * Wire contract (stated in each lua/*.lua header): KEYS = bucket keys of one slot; ARGV = per bucket
- * `cost, limit, periodMs, burst` flattened; reply = per bucket `allowed(0/1), remaining, retryAfterMs,
+ * `cost, limit, periodMs, burst, maxDebt` flattened (maxDebt -1: not an overdraft bucket); reply = per bucket `allowed(0/1), remaining, retryAfterMs,
  * resetAfterMs` flattened, integers only.
  */
 import { createHash } from "node:crypto";
@@ -212,7 +212,7 @@ export function encodeBatch(calls: readonly (readonly Take[])[]): (string | numb
     for (const t of takes) {
       keys.push(t.key);
       const [periodMs, burst] = windowArgs(t.policy);
-      argv.push(t.cost, t.policy.limit, periodMs, burst);
+      argv.push(t.cost, t.policy.limit, periodMs, burst, t.policy.maxDebt ?? -1);
     }
   }
   return [keys.length, ...keys, calls.length, ...counts, ...argv];
@@ -274,7 +274,7 @@ export function encodeTakes(takes: readonly Take[]): { keys: string[]; argv: (nu
   for (const t of takes) {
     keys.push(t.key);
     const [periodMs, burst] = windowArgs(t.policy);
-    argv.push(t.cost, t.policy.limit, periodMs, burst);
+    argv.push(t.cost, t.policy.limit, periodMs, burst, t.policy.maxDebt ?? -1);
   }
   return { keys, argv };
 }

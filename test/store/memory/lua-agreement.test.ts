@@ -30,11 +30,14 @@ const POLICIES: Record<Algorithm, Record<string, Policy>> = {
     "{t:agree}:g-3ps": { algorithm: "gcra", limit: 3, periodMs: 1000, burst: 3 },
     "{t:agree}:g-100ps": { algorithm: "gcra", limit: 100, periodMs: 1000, burst: 2 },
     "{t:agree}:g-7pm": { algorithm: "gcra", limit: 7, periodMs: 60_000, burst: 4 },
+    "{t:agree}:go-4ps": { algorithm: "gcra", limit: 4, periodMs: 1000, burst: 4, maxDebt: 6 },
+    "{t:agree}:go-3pm": { algorithm: "gcra", limit: 3, periodMs: 60_000, burst: 2, maxDebt: 0 },
   },
   fixed_window: {
     "{t:agree}:f-3ps": { algorithm: "fixed_window", limit: 3, periodMs: 1000, burst: 3 },
     "{t:agree}:f-5pm": { algorithm: "fixed_window", limit: 5, periodMs: 60_000, burst: 5 },
     "{t:agree}:f-2p7": { algorithm: "fixed_window", limit: 2, periodMs: 7, burst: 2 },
+    "{t:agree}:fo-3ps": { algorithm: "fixed_window", limit: 3, periodMs: 1000, burst: 3, maxDebt: 4 },
   },
 };
 
@@ -97,8 +100,13 @@ const readAt = (state: ReadonlyMap<string, StoredBucket>, nowUs: number) => (key
   return entry && Math.floor(nowUs / 1000) < entry.expiresAtMs ? entry : undefined;
 };
 
+/** One take's ARGV: cost, limit, periodMs, burst, maxDebt (-1: not an overdraft bucket). */
+function takeArgs(cost: number, p: Policy): number[] {
+  return [cost, p.limit, p.periodMs, p.burst, p.maxDebt ?? -1];
+}
+
 function argv(takes: readonly Take[]): number[] {
-  return takes.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]);
+  return takes.flatMap((t) => [...takeArgs(t.cost, t.policy)]);
 }
 
 function decode(reply: unknown): Outcome[] {
@@ -233,25 +241,32 @@ function randomCall(rand: () => number): { algorithm: Algorithm; takes: Take[] }
   for (let i = 0; i < count; i++) {
     const key = keys[Math.floor(rand() * keys.length)] ?? "";
     const policy = POLICIES[algorithm][key] as Policy;
-    const cost = rand() < 0.1 ? policy.burst + 1 : Math.floor(rand() * 4);
+    // Refunds (negative), checks, charges, and some over the burst (overdraft buckets take them).
+    const r = rand();
+    const cost =
+      r < 0.1
+        ? policy.burst + 1 + Math.floor(rand() * 6)
+        : r < 0.25
+          ? -1 - Math.floor(rand() * 3)
+          : Math.floor(rand() * 4);
     takes.push({ key, policy, cost });
   }
   return { algorithm, takes };
 }
 
 describe("lua scripts against their TypeScript specification", () => {
-  it("agree on 400 random multi-bucket calls of both algorithms", async () => {
+  it("agree on 600 random multi-bucket calls of both algorithms, refunds and overdraft buckets included", async () => {
     const rand = prng(20240611);
     let denied = 0;
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 600; i++) {
       const { algorithm, takes } = randomCall(rand);
       const reply = await checkCall(algorithm, takes);
       if (reply.some((o) => !o.allowed)) denied++;
     }
     expect(clockSteps, "calls whose clock stepped back").toBeLessThan(5);
     // The scenario must exercise both admission and denial to mean anything.
-    expect(denied).toBeGreaterThan(40);
-    expect(denied).toBeLessThan(360);
+    expect(denied).toBeGreaterThan(60);
+    expect(denied).toBeLessThan(540);
   });
 
   it("agree on refunds of both algorithms", async () => {
@@ -291,7 +306,7 @@ describe("lua scripts against their TypeScript specification", () => {
   it("store the theoretical arrival time with every microsecond", async () => {
     // 3 per second, burst 3: T = 333333.33 µs, stored rounded to a 16-digit integer.
     const before = await redisNowUs();
-    await redis.eval(SCRIPTS.gcra, 1, "{t:precision}:a", 1, 3, 1000, 3);
+    await redis.eval(SCRIPTS.gcra, 1, "{t:precision}:a", 1, 3, 1000, 3, -1);
     const after = await redisNowUs();
     const stored = await redis.get("{t:precision}:a");
     expect(stored).toMatch(/^\d{16}$/);
@@ -300,9 +315,9 @@ describe("lua scripts against their TypeScript specification", () => {
 
   it("answer a wrong number of arguments with an error reply and write nothing", async () => {
     await expect(redis.eval(SCRIPTS.gcra, 2, "{t:bad}:a", "{t:bad}:b", 1, 10, 1000)).rejects.toThrow(
-      /expected 8 ARGV for 2 keys, got 3/,
+      /expected 10 ARGV for 2 keys, got 3/,
     );
-    await expect(redis.eval(SCRIPTS.fixed_window, 1, "{t:bad}:a", 1)).rejects.toThrow(/expected 4 ARGV/);
+    await expect(redis.eval(SCRIPTS.fixed_window, 1, "{t:bad}:a", 1)).rejects.toThrow(/expected 5 ARGV/);
     await expect(redis.eval(REFUND, 1, "{t:bad}:a", "token_bucket", 1, 10, 1000, 5)).rejects.toThrow(
       /unknown algorithm token_bucket/,
     );
@@ -327,15 +342,14 @@ describe("lua scripts against their TypeScript specification", () => {
         const calls = Array.from({ length: 24 }, () =>
           Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
             const policy = long[algorithm][Math.floor(rand() * long[algorithm].length)] as Policy;
-            const cost = rand() < 0.1 ? policy.burst + 1 : Math.floor(rand() * 3);
+            const r = rand();
+            const cost = r < 0.1 ? policy.burst + 1 : r < 0.2 ? -1 : Math.floor(rand() * 3);
             return { bucket: `${policy.limit}:${Math.floor(rand() * 2)}`, policy, cost };
           }),
         );
         const keyOf = (side: string, bucket: string) => `{t:batch-${algorithm}-${round}}:${side}:${bucket}`;
         const batchKeys = calls.flatMap((c) => c.map((t) => keyOf("b", t.bucket)));
-        const batchArgv = calls.flatMap((c) =>
-          c.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]),
-        );
+        const batchArgv = calls.flatMap((c) => c.flatMap((t) => takeArgs(t.cost, t.policy)));
         // TIME before and after: the one-by-one calls run later than the merged one inside the
         // transaction, so their ms answers may trail by up to the transaction's own duration.
         const tx = redis.multi().time();
@@ -349,12 +363,7 @@ describe("lua scripts against their TypeScript specification", () => {
         );
         for (const c of calls) {
           const keys = c.map((t) => keyOf("s", t.bucket));
-          tx.eval(
-            SCRIPTS[algorithm],
-            keys.length,
-            ...keys,
-            ...c.flatMap((t) => [t.cost, t.policy.limit, t.policy.periodMs, t.policy.burst]),
-          );
+          tx.eval(SCRIPTS[algorithm], keys.length, ...keys, ...c.flatMap((t) => takeArgs(t.cost, t.policy)));
         }
         tx.time();
         const replies = ((await tx.exec()) ?? []).map(([error, result]) => {
@@ -386,19 +395,19 @@ describe("lua scripts against their TypeScript specification", () => {
   });
 
   it("answer a batch whose counts do not add up with an error reply and write nothing", async () => {
-    await expect(redis.eval(BATCH.gcra, 2, "{t:bb}:a", "{t:bb}:b", 1, 1, 1, 10, 1000, 5)).rejects.toThrow(
-      /tollgate batch: expected 1 KEYS and 6 ARGV for 1 calls, got 2 and 6/,
+    await expect(redis.eval(BATCH.gcra, 2, "{t:bb}:a", "{t:bb}:b", 1, 1, 1, 10, 1000, 5, -1)).rejects.toThrow(
+      /tollgate batch: expected 1 KEYS and 7 ARGV for 1 calls, got 2 and 7/,
     );
     await expect(redis.eval(BATCH.fixed_window, 1, "{t:bb}:a", 0)).rejects.toThrow(
       /ARGV\[1\] must be the number of calls/,
     );
-    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, 1, 1, 10, 1000)).rejects.toThrow(
-      /expected 1 KEYS and 6 ARGV/,
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, 1, 1, 10, 1000, 5)).rejects.toThrow(
+      /expected 1 KEYS and 7 ARGV/,
     );
-    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, "x", 1, 10, 1000, 5)).rejects.toThrow(
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1, "x", 1, 10, 1000, 5, -1)).rejects.toThrow(
       /key count of call 1 must be a whole number >= 1/,
     );
-    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1.5, 1, 1, 10, 1000, 5)).rejects.toThrow(
+    await expect(redis.eval(BATCH.gcra, 1, "{t:bb}:a", 1.5, 1, 1, 10, 1000, 5, -1)).rejects.toThrow(
       /ARGV\[1\] must be the number of calls/,
     );
     expect(await redis.exists("{t:bb}:a", "{t:bb}:b")).toBe(0);
@@ -406,7 +415,7 @@ describe("lua scripts against their TypeScript specification", () => {
 
   it("fail only the call of a batch whose command fails, and run the others", async () => {
     const p = POLICIES.gcra["{t:agree}:g-7pm"] as Policy;
-    const args = (cost: number) => [cost, p.limit, p.periodMs, p.burst];
+    const args = (cost: number) => takeArgs(cost, p);
     await redis.hset("{t:bf}:hash", "a", "1"); // GET on a hash: WRONGTYPE inside the second call
     const reply = (await redis.eval(
       BATCH.gcra,
@@ -451,8 +460,8 @@ describe("lua scripts against their TypeScript specification", () => {
  */
 const PLAIN_GCRA_BATCH = batchLua(lua("batch.lua"), SCRIPTS.gcra, false);
 
-/** A GCRA take of 10 per minute, burst 5: [cost, limit, periodMs, burst]. */
-const wbTake = (cost: number) => [cost, 10, 60_000, 5];
+/** A GCRA take of 10 per minute, burst 5: [cost, limit, periodMs, burst, maxDebt]. */
+const wbTake = (cost: number) => [cost, 10, 60_000, 5, -1];
 
 /** Calls of GET, SET and TIME Redis counted since the last CONFIG RESETSTAT. */
 async function commandCalls(): Promise<Record<string, number>> {
