@@ -4,6 +4,7 @@
  */
 import { CALENDAR_UNITS, isTimeZone } from "../engine/calendar.js";
 import type { Algorithm, LeaseOptions } from "../engine/types.js";
+import { MAX_DEBT_DAYS, maxDebtCap } from "./debt.js";
 import { child, choice, count, flag, freeMap, has, items, text } from "./fields.js";
 import { type LimitContext, parseLimits } from "./limits.js";
 import { ROWS } from "./schema.js";
@@ -86,16 +87,18 @@ class Checker {
     if (flag(d, ROWS.share_threshold) && (value === undefined || !value.includes("*"))) {
       this.problem(d, "share_threshold", 'requires a value containing "*" (a wildcard value)');
     }
-    for (const row of [ROWS.shards, ROWS.lease]) {
+    for (const row of [ROWS.shards, ROWS.lease, ROWS.overdraft]) {
       if (has(d, row) && !hasRule)
         this.problem(d, row.name, 'requires "rate_limit" or "rate_limits" on the same descriptor');
     }
+    this.overdraft(d, rateLimit !== undefined && flag(rateLimit, ROWS.unlimited));
     const composite = value === undefined ? (key ?? "") : `${key}_${value}`;
     const children = this.level(
       items(d, ROWS.descriptors) ?? [],
       parentKey === "" ? composite : `${parentKey}.${composite}`,
     );
     const replaces = rateLimit === undefined ? [] : this.replaces(rateLimit);
+    this.checkMaxDebt(d, parsed.limits);
     const lease = child(d, ROWS.lease);
     if (key === undefined || key === "") return undefined;
     return {
@@ -108,6 +111,8 @@ class Checker {
       replaces,
       shadowMode: flag(d, ROWS.shadow_mode),
       calendar: this.calendar(d, parsed.limits, lease !== undefined),
+      overdraft: flag(d, ROWS.overdraft),
+      maxDebt: count(d, ROWS.max_debt),
       quotaMode: flag(d, ROWS.quota_mode),
       detailedMetric: flag(d, ROWS.detailed_metric),
       valueToMetric: flag(d, ROWS.value_to_metric),
@@ -118,6 +123,31 @@ class Checker {
       metadata: freeMap(d, ROWS.metadata),
       children,
     };
+  }
+
+  /** `overdraft` and `max_debt`: what they combine with (limits: see {@link checkMaxDebt}). */
+  overdraft(d: CheckedObject, unlimited: boolean): void {
+    const on = flag(d, ROWS.overdraft);
+    if (has(d, ROWS.max_debt) && !on) this.problem(d, "max_debt", 'requires "overdraft: true"');
+    if (!on) return;
+    if ((count(d, ROWS.shards) ?? 1) > 1)
+      this.problem(d, "overdraft", 'cannot be used with "shards" (a debt belongs to one bucket)');
+    if (unlimited) this.problem(d, "overdraft", "has no effect on an unlimited rate_limit");
+  }
+
+  /** A `max_debt` repaid in more than a year by one of the limits (the cap of `maxDebtOf`). */
+  checkMaxDebt(d: CheckedObject, limits: readonly LimitSpec[]): void {
+    const maxDebt = count(d, ROWS.max_debt);
+    if (!flag(d, ROWS.overdraft) || maxDebt === undefined) return;
+    for (const l of limits) {
+      const cap = maxDebtCap(l);
+      if (maxDebt > cap)
+        this.problem(
+          d,
+          "max_debt",
+          `${maxDebt} hits take more than ${MAX_DEBT_DAYS} days to repay at ${l.requestsPerUnit} per ${l.unit} (at most ${cap})`,
+        );
+    }
   }
 
   /**

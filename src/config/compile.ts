@@ -11,6 +11,7 @@ import type {
   Rule,
   RuleSet,
 } from "../engine/types.js";
+import { maxDebtOf } from "./debt.js";
 import type { DescriptorSpec, DomainSpec } from "./spec.js";
 
 /** Compile a glob value: each `*` matches zero or more characters, anywhere; the rest is literal. */
@@ -37,7 +38,15 @@ function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
     domain: scope.domain,
     path,
     limits: Object.freeze(
-      d.unlimited ? [] : d.limits.map((l) => ruleLimitOf({ ...l, calendar: d.calendar })),
+      d.unlimited
+        ? []
+        : d.limits.map((l) =>
+            ruleLimitOf({
+              ...l,
+              calendar: d.calendar,
+              maxDebt: d.overdraft ? maxDebtOf(l, d.maxDebt) : undefined,
+            }),
+          ),
     ),
     unlimited: d.unlimited,
     shadowMode: d.shadowMode,

@@ -10,7 +10,8 @@ function describeLimit(l: RuleLimit): string {
     l.policy.algorithm === "gcra" && l.policy.burst !== l.requestsPerUnit ? ` burst ${l.policy.burst}` : "";
   const name = l.name === undefined ? "" : ` name=${l.name}`;
   const calendar = l.policy.calendar === undefined ? "" : ` calendar ${l.policy.calendar.timeZone}`;
-  return `${l.requestsPerUnit}/${l.unit}${burst} ${l.policy.algorithm}${calendar}${name}`;
+  const debt = l.policy.maxDebt === undefined ? "" : ` overdraft max_debt ${l.policy.maxDebt}`;
+  return `${l.requestsPerUnit}/${l.unit}${burst} ${l.policy.algorithm}${calendar}${name}${debt}`;
 }
 
 function describeRule(rule: Rule, node: DescriptorNode): string {

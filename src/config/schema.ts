@@ -69,11 +69,14 @@ export const ALGORITHMS = ["gcra", "fixed_window"] as const;
 /** Accepted `on_store_error` values. */
 export const FAILURE_POLICIES = ["local", "allow", "deny", "error"] as const;
 const LIMIT = ["rate_limit", "rate_limits"] as const;
+/** Largest `max_debt` in hits: Envoy's bound on one `hits_addend` (the codec's `MAX_HITS_ADDEND`). */
+export const MAX_DEBT_HITS = 1_000_000_000;
 
 /**
  * The rows of the tollgate format by name: envoyproxy/ratelimit's keys unchanged, plus our
- * extensions (`algorithm`, `burst`, `rate_limits`, `shards`, `lease`, `on_store_error`). Each row
- * keeps its literal type, so the readers in `fields.ts` give the value its TypeScript type.
+ * extensions (`algorithm`, `burst`, `rate_limits`, `shards`, `lease`, `on_store_error`, `overdraft`,
+ * `max_debt`). Each row keeps its literal type, so the readers in `fields.ts` give the value its
+ * TypeScript type.
  */
 export const ROWS = {
   domain: { name: "domain", in: ["root"], type: { kind: "string" }, required: true },
@@ -92,6 +95,8 @@ export const ROWS = {
   rate_limit: { name: "rate_limit", in: ["descriptor"], type: { kind: "object", context: "rate_limit" } },
   rate_limits: { name: "rate_limits", in: ["descriptor"], type: { kind: "list", context: "rate_limits" } },
   shadow_mode: { name: "shadow_mode", in: ["descriptor"], type: bool },
+  overdraft: { name: "overdraft", in: ["descriptor"], type: bool },
+  max_debt: { name: "max_debt", in: ["descriptor"], type: { kind: "uint", min: 0, max: MAX_DEBT_HITS } },
   quota_mode: { name: "quota_mode", in: ["descriptor"], type: bool },
   detailed_metric: { name: "detailed_metric", in: ["descriptor"], type: bool },
   value_to_metric: { name: "value_to_metric", in: ["descriptor"], type: bool },

@@ -29,6 +29,10 @@ export interface DescriptorSpec {
   readonly shadowMode: boolean;
   /** `calendar: true` with its `time_zone` (default UTC): the unit comes from each limit. */
   readonly calendar: { readonly timeZone: string } | undefined;
+  /** `overdraft: true`: positive charges always apply, into debt (see `Policy.maxDebt`). */
+  readonly overdraft: boolean;
+  /** Explicit `max_debt` in hits; undefined means the default (see compile.ts `maxDebtOf`). */
+  readonly maxDebt: number | undefined;
   readonly quotaMode: boolean;
   readonly detailedMetric: boolean;
   readonly valueToMetric: boolean;

@@ -13,6 +13,8 @@ export interface LimitTerms {
   readonly burst?: number | undefined;
   /** `calendar: true` with its time zone (fixed_window of unit day, week, month or year only). */
   readonly calendar?: { readonly timeZone: string } | undefined;
+  /** An overdraft rule's debt bound in hits (`Policy.maxDebt`); undefined for an ordinary bucket. */
+  readonly maxDebt?: number | undefined;
 }
 
 /**
@@ -21,7 +23,8 @@ export interface LimitTerms {
  */
 export function policyOf(t: LimitTerms): Policy {
   const burst = t.algorithm === "fixed_window" ? t.requestsPerUnit : (t.burst ?? t.requestsPerUnit);
-  const base = { algorithm: t.algorithm, limit: t.requestsPerUnit, periodMs: UNIT_MS[t.unit], burst };
+  const plain = { algorithm: t.algorithm, limit: t.requestsPerUnit, periodMs: UNIT_MS[t.unit], burst };
+  const base = t.maxDebt === undefined ? plain : { ...plain, maxDebt: t.maxDebt };
   // check.ts accepts calendar only on fixed_window limits of unit day, week, month or year.
   const unit = t.unit;
   if (t.calendar === undefined || !(unit === "day" || unit === "week" || unit === "month" || unit === "year"))

@@ -179,7 +179,7 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
   [
     "unknown-key.yaml",
     [
-      'unknown-key.yaml:4:5: descriptors[0].rate_limits_per_unit: unknown key "rate_limits_per_unit" (allowed here: descriptors, on_store_error, key, value, rate_limit, rate_limits, shadow_mode, quota_mode, detailed_metric, value_to_metric, share_threshold, metadata, shards, lease, calendar, time_zone)',
+      'unknown-key.yaml:4:5: descriptors[0].rate_limits_per_unit: unknown key "rate_limits_per_unit" (allowed here: descriptors, on_store_error, key, value, rate_limit, rate_limits, shadow_mode, overdraft, max_debt, quota_mode, detailed_metric, value_to_metric, share_threshold, metadata, shards, lease, calendar, time_zone)',
     ],
   ],
   [
@@ -194,6 +194,34 @@ const EXPECTED: ReadonlyArray<readonly [string, readonly string[]]> = [
     "value-float.yaml",
     [
       'value-float.yaml:4:12: descriptors[0].value: must be a string, got the float 1.50: quote it (value: "1.50"); unquoted floats are rejected, as by envoyproxy/ratelimit, because 1.50 would read as 1.5',
+    ],
+  ],
+  [
+    "max-debt-without-overdraft.yaml",
+    ['max-debt-without-overdraft.yaml:5:15: descriptors[0].max_debt: requires "overdraft: true"'],
+  ],
+  [
+    "overdraft-with-shards.yaml",
+    [
+      'overdraft-with-shards.yaml:5:16: descriptors[0].overdraft: cannot be used with "shards" (a debt belongs to one bucket)',
+    ],
+  ],
+  [
+    "max-debt-over-a-year.yaml",
+    [
+      "max-debt-over-a-year.yaml:8:15: descriptors[0].max_debt: 2000000 hits take more than 366 days to repay at 100000 per month (at most 1220000)",
+    ],
+  ],
+  [
+    "overdraft-without-rule.yaml",
+    [
+      'overdraft-without-rule.yaml:4:16: descriptors[0].overdraft: requires "rate_limit" or "rate_limits" on the same descriptor',
+    ],
+  ],
+  [
+    "max-debt-too-large.yaml",
+    [
+      "max-debt-too-large.yaml:6:15: descriptors[0].max_debt: must be an integer from 0 to 1000000000, got 1000000001",
     ],
   ],
   [
