@@ -3,7 +3,7 @@
  * all-or-nothing store call, then combine — overall code, shadow, quota mode, unlimited, the binding
  * status and the headers. Pure apart from the injected Store, Clock and metrics.
  */
-import type { Outcome, Store, Take } from "../store/store.js";
+import { isForced, type Outcome, type Store, type Take } from "../store/store.js";
 import { type HeaderFormat, type HeaderStatus, rateLimitHeaders } from "./headers.js";
 import type { DecisionObserver, DecisionResult, EngineMetrics } from "./metrics-port.js";
 import { type FallbackMatch, type Plan, Planner, planKeys } from "./plan.js";
@@ -275,20 +275,36 @@ export class Engine {
     outcomes: Outcome[],
   ): Promise<Outcome[]> {
     let retried = false;
+    const moved = new Set<number>();
     for (const g of groups) {
       if (g.plan.shards < 2 || !anyDenied(outcomes, g)) continue;
       g.shard = otherShard(g.shard, g.plan.shards, this.random);
-      for (let li = 0; li < g.plan.limits.length; li++)
+      for (let li = 0; li < g.plan.limits.length; li++) {
         takes[g.start + li] = takeOf(g.plan, li, g.shard, false);
+        moved.add(g.start + li);
+      }
       retried = true;
     }
-    return retried ? this.deps.store.take(takes) : outcomes;
+    if (!retried) return outcomes;
+    // The first call applied its forced takes (refunds, overdraft charges) already: the retry only
+    // looks at their buckets, and their first outcomes stand.
+    const forced: number[] = [];
+    const retry = takes.map((t, i) => {
+      if (moved.has(i) || !isForced(t)) return t;
+      forced.push(i);
+      return { key: t.key, policy: t.policy, cost: 0, onStoreError: t.onStoreError, lease: t.lease };
+    });
+    const again = await this.deps.store.take(retry);
+    for (const i of forced) again[i] = outcomes[i] as Outcome;
+    return again;
   }
 
   private async chargeAdmitted(takes: readonly Take[], outcomes: Outcome[]): Promise<Outcome[]> {
     const at: number[] = [];
     outcomes.forEach((o, i) => {
-      if (o.allowed && (takes[i]?.cost ?? 0) > 0) at.push(i);
+      // Forced takes (refunds, overdraft charges) were applied by the first call already.
+      const t = takes[i];
+      if (o.allowed && t !== undefined && t.cost > 0 && !isForced(t)) at.push(i);
     });
     if (at.length === 0) return outcomes;
     const charged = await this.deps.store.take(at.map((i) => takes[i] as Take));

@@ -46,6 +46,7 @@ export interface LimitedPlan {
   readonly shards: number;
   /** Index into `limits` of a requests_per_unit 0 limit (the descriptor is over without a store call), else -1. */
   readonly blocked: number;
+  /** Hits to charge; 0 checks only; negative gives them back (`is_negative_hits`). */
   readonly cost: number;
   readonly shadow: boolean;
   readonly quota: boolean;
@@ -137,8 +138,9 @@ export class Planner {
     replaced: ReadonlySet<string>,
   ): Plan {
     // Protocol gap: request-level hits_addend 0 means 1; a present per-descriptor value overrides it,
-    // and a present 0 checks the buckets without consuming.
-    const cost = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
+    // and a present 0 checks the buckets without consuming. `is_negative_hits` gives them back.
+    const hits = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
+    const cost = d.negativeHits === true && hits > 0 ? -hits : hits;
     const onStoreError = matched?.onStoreError ?? domain.onStoreError;
     // Plans are written out as literals of one shape: object spread is slow on the hot path (it was
     // a quarter of CPU: bench/history/2026-12.md, "Profile") and mixed shapes make later reads

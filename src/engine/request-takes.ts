@@ -33,14 +33,20 @@ export function anyDenied(outcomes: readonly Outcome[], g: Group): boolean {
   return false;
 }
 
+/**
+ * The take of one limit and shard of a plan. `peek`: the request is denied anyway, so only look
+ * (a refund or an overdraft charge is applied in any case: it keeps its cost).
+ */
 export function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: boolean): Take {
   const l = plan.limits[limit];
   if (!l) throw new RangeError(`limit ${limit} is not planned`);
+  const policy = l.policies[shard] ?? (l.policies[0] as Take["policy"]);
+  const cost = plan.cost;
   // One literal shape for every take (object spread is slow on the hot path, see plan.ts).
   return {
     key: plan.keys?.[limit]?.[shard] ?? plan.keyBase + (l.tails[shard] ?? ""),
-    policy: l.policies[shard] ?? (l.policies[0] as Take["policy"]),
-    cost: peek ? 0 : plan.cost,
+    policy,
+    cost: peek && cost > 0 && policy.maxDebt === undefined ? 0 : cost,
     onStoreError: plan.onStoreError,
     lease: plan.lease,
   };
