@@ -77,6 +77,7 @@ interface DescriptorLike {
   readonly entries: readonly { readonly key: string; readonly value: string }[];
   readonly limit?: { readonly requestsPerUnit: number; readonly unit: number } | undefined;
   readonly hitsAddend?: bigint | undefined;
+  readonly isNegativeHits?: boolean;
 }
 
 function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds, owned: boolean): QueryDescriptor {
@@ -112,7 +113,8 @@ function toDescriptor(d: DescriptorLike, i: number, bounds: QueryBounds, owned: 
       );
     hitsAddend = Number(d.hitsAddend);
   }
-  return { entries, limit, hitsAddend };
+  // is_negative_hits: the same hits given back (a refund), bounded as charges are.
+  return { entries, limit, hitsAddend, negativeHits: d.isNegativeHits === true };
 }
 
 /** Validate a decoded request against the bounds and turn it into a domain query. */

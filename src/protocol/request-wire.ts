@@ -14,7 +14,8 @@
  * Field numbers (envoy/service/ratelimit/v3/rls.proto, envoy/extensions/common/ratelimit/v3/
  * ratelimit.proto, google/protobuf/wrappers.proto):
  * - RateLimitRequest: domain = 1 (string), descriptors = 2 (message), hits_addend = 3 (uint32)
- * - RateLimitDescriptor: entries = 1 (message), limit = 2 (message), hits_addend = 3 (UInt64Value)
+ * - RateLimitDescriptor: entries = 1 (message), limit = 2 (message), hits_addend = 3 (UInt64Value),
+ *   is_negative_hits = 4 (bool)
  * - Entry: key = 1, value = 2 (string)
  * - RateLimitOverride: requests_per_unit = 1 (uint32), unit = 2 (enum, int32)
  * - UInt64Value: value = 1 (uint64)
@@ -32,6 +33,7 @@ export interface WireDescriptor {
   entries: { key: string; value: string }[];
   limit: { requestsPerUnit: number; unit: number } | undefined;
   hitsAddend: bigint | undefined;
+  isNegativeHits: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ const REQUEST_HITS_TAG = (3 << 3) | VARINT;
 const ENTRIES_TAG = (1 << 3) | LEN;
 const LIMIT_TAG = (2 << 3) | LEN;
 const DESCRIPTOR_HITS_TAG = (3 << 3) | LEN;
+const NEGATIVE_HITS_TAG = (4 << 3) | VARINT;
 const KEY_TAG = (1 << 3) | LEN;
 const VALUE_TAG = (2 << 3) | LEN;
 const RPU_TAG = (1 << 3) | VARINT;
@@ -253,7 +256,7 @@ function readUInt64Value(r: Reader, current: bigint | undefined): bigint {
 }
 
 function readDescriptor(r: Reader, i: number): WireDescriptor {
-  const d: WireDescriptor = { entries: [], limit: undefined, hitsAddend: undefined };
+  const d: WireDescriptor = { entries: [], limit: undefined, hitsAddend: undefined, isNegativeHits: false };
   const outer = r.enter();
   while (r.pos < r.end) {
     const tag = r.tag();
@@ -262,6 +265,8 @@ function readDescriptor(r: Reader, i: number): WireDescriptor {
       d.limit ??= { requestsPerUnit: 0, unit: 0 };
       readLimit(r, d.limit);
     } else if (tag === DESCRIPTOR_HITS_TAG) d.hitsAddend = readUInt64Value(r, d.hitsAddend);
+    // A bool is any varint, true when not 0 in all 64 bits (as protobuf-es reads it).
+    else if (tag === NEGATIVE_HITS_TAG) d.isNegativeHits = r.varint64() !== 0n;
     else r.skip(tag);
   }
   r.leave(outer);

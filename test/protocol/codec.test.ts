@@ -59,6 +59,7 @@ describe("decodeQuery", () => {
           ],
           limit: undefined,
           hitsAddend: undefined,
+          negativeHits: false,
         },
       ],
     });

@@ -39,6 +39,7 @@ function randomInit(rand: () => number): RequestInit {
       entries: Array.from({ length: int(4) }, () => ({ key: word(), value: word() })),
       ...(int(3) === 0 ? { limit: { requestsPerUnit: int(1000), unit: (int(9) - 1) as RateLimitUnit } } : {}),
       ...(int(3) === 0 ? { hitsAddend: int(2) === 0 ? BigInt(int(10)) : 2n ** 40n + BigInt(int(9)) } : {}),
+      ...(int(3) === 0 ? { isNegativeHits: true } : {}),
     })),
   };
 }
@@ -102,6 +103,7 @@ function withUnknowns(init: RequestInit, rand: () => number): Uint8Array {
         .uint64(d.hitsAddend as bigint);
       dw.tag(3, WireType.LengthDelimited).bytes(hw.finish());
     }
+    if (d.isNegativeHits) dw.tag(4, WireType.Varint).bool(true);
     w.tag(2, WireType.LengthDelimited).bytes(dw.raw(u()).finish());
   }
   if (init.hitsAddend) w.tag(3, WireType.Varint).uint32(init.hitsAddend);
@@ -251,6 +253,26 @@ describe("readRequest", () => {
       }),
     );
     expect(d.descriptors[0]?.limit).toEqual({ requestsPerUnit: 5, unit: -1 });
+  });
+
+  it("reads is_negative_hits as protobuf does: any varint not 0 in 64 bits, the last occurrence winning", () => {
+    const bytes = (...values: bigint[]) => {
+      const dw = new BinaryWriter()
+        .tag(1, WireType.LengthDelimited)
+        .bytes(new BinaryWriter().tag(1, WireType.LengthDelimited).string("k").finish());
+      for (const v of values) dw.tag(4, WireType.Varint).uint64(v);
+      return new BinaryWriter()
+        .tag(1, WireType.LengthDelimited)
+        .string("d")
+        .tag(2, WireType.LengthDelimited)
+        .bytes(dw.finish())
+        .finish();
+    };
+    for (const values of [[1n], [0n], [2n ** 32n], [1n, 0n], [0n, 5n]]) {
+      const b = bytes(...values);
+      expect(ours(b)).toEqual(reference(b));
+      expect(readRequest(b).descriptors[0]?.isNegativeHits).toBe(values.at(-1) !== 0n);
+    }
   });
 
   it("keeps a per-descriptor hits_addend above 2^53 exact", () => {
