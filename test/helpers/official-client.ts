@@ -11,8 +11,9 @@
  * - `defaults: true`: absent scalar fields are filled with their default (`limit_remaining: 0`),
  *   absent message fields are `null`;
  * - `oneofs: true`: a virtual field names the set member of each oneof.
- * Note: the official copy in @grpc/grpc-js-xds predates per-descriptor `hits_addend` and unit WEEK,
- * so this client cannot send the former; use our generated code over raw HTTP/2 for that.
+ * Note: the official copy in @grpc/grpc-js-xds predates per-descriptor `hits_addend`,
+ * `is_negative_hits` and unit WEEK: pass `overlay: ratelimitOverlay()` (ratelimit-overlay.ts) for a
+ * client whose RateLimitDescriptor has the first two, added to a copy of the official file.
  */
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -75,21 +76,26 @@ export interface ClientTls {
 
 type Ctor = grpc.ServiceClientConstructor;
 
-let rlsCtor: Ctor | undefined;
+/** RateLimitService constructors by overlay directory ("" for none). */
+const rlsCtors = new Map<string, Ctor>();
 let healthCtor: Ctor | undefined;
 
-function loadRls(): Ctor {
-  rlsCtor ??= (() => {
+/** `overlay`: a directory searched before the official ones, holding patched copies of their files. */
+function loadRls(overlay = ""): Ctor {
+  let ctor = rlsCtors.get(overlay);
+  if (ctor === undefined) {
+    const official = ["envoy-api", "googleapis", "xds", "protoc-gen-validate"].map((d) => join(deps, d));
     const def = protoLoader.loadSync("envoy/service/ratelimit/v3/rls.proto", {
       ...LOADER_OPTIONS,
-      includeDirs: ["envoy-api", "googleapis", "xds", "protoc-gen-validate"].map((d) => join(deps, d)),
+      includeDirs: overlay === "" ? official : [overlay, ...official],
     });
     const pkg = grpc.loadPackageDefinition(def) as unknown as {
       envoy: { service: { ratelimit: { v3: { RateLimitService: Ctor } } } };
     };
-    return pkg.envoy.service.ratelimit.v3.RateLimitService;
-  })();
-  return rlsCtor;
+    ctor = pkg.envoy.service.ratelimit.v3.RateLimitService;
+    rlsCtors.set(overlay, ctor);
+  }
+  return ctor;
 }
 
 function loadHealth(): Ctor {
@@ -142,9 +148,12 @@ export async function callError(call: Promise<unknown>): Promise<grpc.ServiceErr
   throw new Error("expected the call to fail");
 }
 
-/** An official RateLimitService client for `address` (`host:port`). */
-export function createRlsClient(address: string, tls?: ClientTls): RlsClient {
-  const Client = loadRls();
+/**
+ * An official RateLimitService client for `address` (`host:port`); `overlay`: a directory of patched
+ * copies of official files, searched first (see the module comment).
+ */
+export function createRlsClient(address: string, tls?: ClientTls, overlay?: string): RlsClient {
+  const Client = loadRls(overlay);
   const client = new Client(address, credentials(tls), channelOptions(tls));
   return {
     shouldRateLimit: (req, opts) => call<OfficialRateLimitResponse>(client, "ShouldRateLimit", req, opts),
