@@ -29,7 +29,7 @@ async function redisNowMs(): Promise<number> {
 
 /** One take of `cost` on `key`, limit 5, with the calendar window text `window`. */
 async function take(key: string, window: string, cost = 1): Promise<number[]> {
-  const reply = await client.eval(SCRIPT, 1, key, cost, 5, 0, window);
+  const reply = await client.eval(SCRIPT, 1, key, cost, 5, 0, window, -1);
   return (reply as unknown[]).map(Number);
 }
 

@@ -113,11 +113,12 @@ describe("encodeBatchEvalsha", () => {
     same(calls);
     same(calls); // again from the cached bytes of the same window
     const w = calendarWindow(Date.now(), calendar);
-    expect(encodeBatch(calls as unknown as Take[][]).slice(-4)).toEqual([
+    expect(encodeBatch(calls as unknown as Take[][]).slice(-5)).toEqual([
       0,
       1000,
       0,
       `${w.startMs}:${w.endMs}:${w.nextEndMs}`,
+      -1,
     ]);
   });
 
