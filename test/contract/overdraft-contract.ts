@@ -111,6 +111,23 @@ export function describeOverdraftContract(
       expect(await take(k, w, -105)).toMatchObject({ allowed: true, remaining: 5 });
     });
 
+    it("a calendar month (fixed window) overdraft goes into debt, denies checks until its end, takes refunds", async () => {
+      const month: Policy = {
+        algorithm: "fixed_window",
+        limit: 10,
+        periodMs: 30 * 86_400_000,
+        burst: 10,
+        calendar: { unit: "month", timeZone: "UTC" },
+        maxDebt: 100,
+      };
+      const k = "{t:od-cal}:a";
+      expect(await take(k, month, 40)).toMatchObject({ allowed: true, remaining: 0 });
+      const check = await take(k, month, 0);
+      expect(check.allowed).toBe(false);
+      expect(check.retryAfterMs).toBe(check.resetAfterMs);
+      expect(await take(k, month, -35)).toMatchObject({ allowed: true, remaining: 5 });
+    });
+
     it("an overdraft charge is applied although another bucket denies the call, which charges no ordinary bucket", async () => {
       const o = gcra(10, 10, 100);
       const full = gcra(10, 1);
