@@ -23,6 +23,38 @@ describe("policyOf: the one Policy of a limit as written", () => {
     expect(limit.policy.limit).toBe(0);
   });
 
+  it("carries an overdraft rule's maxDebt (also on calendar windows) and nothing for ordinary limits", () => {
+    expect(policyOf({ algorithm: "gcra", requestsPerUnit: 10, unit: "minute", maxDebt: 100 })).toEqual({
+      algorithm: "gcra",
+      limit: 10,
+      periodMs: 60_000,
+      burst: 10,
+      maxDebt: 100,
+    });
+    const calendar = { timeZone: "UTC" };
+    const month = policyOf({
+      algorithm: "fixed_window",
+      requestsPerUnit: 5,
+      unit: "month",
+      calendar,
+      maxDebt: 0,
+    });
+    expect(month.maxDebt).toBe(0);
+    expect(month.calendar).toEqual({ unit: "month", timeZone: "UTC" });
+    expect("maxDebt" in policyOf({ algorithm: "gcra", requestsPerUnit: 10, unit: "minute" })).toBe(false);
+    const yaml = `domain: ai
+descriptors:
+  - key: budget
+    overdraft: true
+    max_debt: 500
+    rate_limit: { unit: minute, requests_per_unit: 100 }
+`;
+    const rule = compileText(yaml).ruleSet.domains.get("ai")?.root.byKey.get("budget")?.fallback?.rule;
+    expect(rule?.limits[0]?.policy).toEqual(
+      policyOf({ algorithm: "gcra", requestsPerUnit: 100, unit: "minute", maxDebt: 500 }),
+    );
+  });
+
   it("is what descriptors, tiers and request overrides get for the same terms", () => {
     const yaml = `domain: edge
 descriptors:
