@@ -14,7 +14,7 @@ describe("the shipped config/ example", () => {
   it("loads and lists its rules", async () => {
     const { ruleSet } = await loadConfig(CONFIG_DIR, { schema: FULL_SCHEMA });
     expect(describeRules(ruleSet)).toEqual([
-      "ai.tenant.budget_tokens_per_minute: 100000/minute gcra name=tokens_per_minute",
+      "ai.tenant.budget_tokens_per_minute: 100000/minute gcra name=tokens_per_minute overdraft max_debt 2000000",
       "ai.tenant.budget_tokens_per_month: 20000000/month fixed_window calendar Europe/Berlin name=tokens_per_month",
       "edge.generic_key_health: unlimited",
       "edge.remote_address: 600/minute gcra",

@@ -117,7 +117,9 @@ describe("envoy/ai-gateway.yaml", () => {
     const rl = at(asArray(at(hcm(), "http_filters"), "filters")[0], "typed_config");
     expect(at(rl, "domain")).toBe("ai");
     const rules = describeRules((await loadConfig(join(repo, "config"), { schema: FULL_SCHEMA })).ruleSet);
-    expect(rules).toContain("ai.tenant.budget_tokens_per_minute: 100000/minute gcra name=tokens_per_minute");
+    expect(rules).toContain(
+      "ai.tenant.budget_tokens_per_minute: 100000/minute gcra name=tokens_per_minute overdraft max_debt 2000000",
+    );
     expect(rules).toContain(
       "ai.tenant.budget_tokens_per_month: 20000000/month fixed_window calendar Europe/Berlin name=tokens_per_month",
     );
