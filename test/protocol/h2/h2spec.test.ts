@@ -42,6 +42,14 @@ const NODE_KNOWN: Readonly<Record<string, string>> = {
   "http2/6.9.1/2":
     "connection window past 2^31-1: nghttp2 sees the FLOW_CONTROL_ERROR but node:http2 ends the session with GOAWAY NO_ERROR",
 };
+/**
+ * node:http2's cases that pass or fail from run to run (measured: http2/6.1/2 failed 4 of 15 runs on
+ * an idle machine). They count towards the 138 either way; any other failure is a regression.
+ */
+const NODE_RACY: Readonly<Record<string, string>> = {
+  "http2/6.1/2":
+    "DATA after END_STREAM on a request node:http2 has already answered: when the answer's END_STREAM goes out before nghttp2 reads the DATA, the stream is closed and the DATA ignored instead of STREAM_CLOSED",
+};
 const NODE_MIN_PASSED = 138;
 
 /** One h2spec case as its JUnit report tells it. */
@@ -128,7 +136,7 @@ async function conformance(binary: string, transport: "tollgate" | "node"): Prom
     svc = await startService({ config: CONFIG, args: ["--grpc-transport", transport] });
     // Per-case timeout: 3 s for the own transport; node:http2's known failures each wait it out, so 2 s.
     const first = await h2spec(binary, svc.grpcPort, [], transport === "node" ? 2 : 3);
-    const known = transport === "node" ? NODE_KNOWN : {};
+    const known = transport === "node" ? { ...NODE_KNOWN, ...NODE_RACY } : {};
     const again = first.filter((r) => r.status === "failed" && known[r.id] === undefined);
     if (again.length === 0 || again.length > 10) return first;
     const retried = new Map(
@@ -184,9 +192,11 @@ describe("h2spec conformance (h2c)", () => {
     async () => {
       const results = await conformance(binary, "node");
       expect(results).toHaveLength(TOTAL);
-      const unexpected = results.filter((r) => r.status !== "passed" && NODE_KNOWN[r.id] === undefined);
+      const expected = (r: CaseResult) => NODE_KNOWN[r.id] !== undefined || NODE_RACY[r.id] !== undefined;
+      const unexpected = results.filter((r) => r.status !== "passed" && !expected(r));
       expect(summary(unexpected)).toBe("");
-      expect(results.filter((r) => r.status === "passed").length).toBeGreaterThanOrEqual(NODE_MIN_PASSED);
+      const passedOrRacy = results.filter((r) => r.status === "passed" || NODE_RACY[r.id] !== undefined);
+      expect(passedOrRacy.length).toBeGreaterThanOrEqual(NODE_MIN_PASSED);
     },
   );
 });
