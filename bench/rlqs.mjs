@@ -2,8 +2,8 @@
 /**
  * RLQS cost: usage reports per second per tollgate core, and Redis cost per report.
  *
- * Starts a private redis-server (never 6379) and one tollgate (`--grpc-transport node`, the Redis
- * store, an `rlqs` section), then opens `--streams` RLQS streams (official protos, @grpc/grpc-js),
+ * Starts a private redis-server (never 6379) and one tollgate (`--transport`: `tollgate`, the own
+ * HTTP/2, by default, or `node`; the Redis store, an `rlqs` section), then opens `--streams` RLQS streams (official protos, @grpc/grpc-js),
  * each reporting `--buckets` buckets every `--interval` ms for `--duration` s. Reports are what an
  * Envoy sends (one BucketQuotaUsage per bucket per interval); "report" below means one bucket usage.
  *
@@ -11,6 +11,7 @@
  * CPU, and Redis commands (INFO commandstats: script calls and the commands they run).
  *
  *   npm run build && node bench/rlqs.mjs [--streams 50] [--buckets 20] [--interval 100] [--duration 10]
+ *     [--transport tollgate|node]
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     buckets: { type: "string", default: "20" },
     interval: { type: "string", default: "100" },
     duration: { type: "string", default: "10" },
+    transport: { type: "string", default: "tollgate" },
   },
 });
 const streams = Number(values.streams);
@@ -65,7 +67,7 @@ const httpPort = await freePort();
 const cli = new URL("../dist/cli.js", import.meta.url).pathname;
 const proc = spawn(
   process.execPath,
-  [cli, "serve", "--config", config, "--store", redis.url, "--grpc-transport", "node"],
+  [cli, "serve", "--config", config, "--store", redis.url, "--grpc-transport", values.transport],
   {
     env: {
       ...process.env,

@@ -48,7 +48,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "tollgate-rlqs-fair-"));
   const config = join(dir, "edge.yaml");
   writeFileSync(config, CONFIG);
-  const args = ["--grpc-transport", "node"];
+  const args: string[] = []; // the default transport (the own HTTP/2)
   [a, b] = await Promise.all([
     startService({ config, store: redis.url, args }),
     startService({ config, store: redis.url, args }),

@@ -1,8 +1,8 @@
 /**
  * Every RLQS metric (`tollgate_rlqs_*`) reads what its help text says after a scripted scenario on
- * a running tollgate (`--grpc-transport node`): known streams and reports in, exact values out. The
- * last check: no `tollgate_rlqs_` metric is left without a check here (truth.test.ts leaves them to
- * this file).
+ * a running tollgate (the default transport, the own HTTP/2): known streams and reports in, exact
+ * values out. The last check: no `tollgate_rlqs_` metric is left without a check here
+ * (truth.test.ts leaves them to this file).
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -82,7 +82,7 @@ beforeAll(async () => {
   const config = join(dir, "edge.yaml");
   writeFileSync(config, CONFIG);
   redis = await startRedis();
-  const args = ["--grpc-transport", "node"];
+  const args: string[] = []; // the default transport (the own HTTP/2)
   [svc, degraded] = await Promise.all([
     startService({ config, args }),
     startService({ config, store: redis.url, args: [...args, "--on-store-error", "allow"] }),

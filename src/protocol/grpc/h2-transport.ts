@@ -3,7 +3,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from "node:tls";
 import { BufferPool, H2Connection, type H2Limits, type H2Stream } from "../h2/connection.js";
 import { fieldsBlock, responseBlock } from "../h2/frames.js";
-import type { AcceptStream, Connection, TlsOptions, TransportHooks } from "./transport.js";
+import type { AcceptStream, Connection, StreamWire, TlsOptions, TransportHooks } from "./transport.js";
 
 const H2_OK_HEADERS = responseBlock(200, [["content-type", "application/grpc"]]);
 const H2_OK_TRAILERS = fieldsBlock([["grpc-status", "0"]]);
@@ -39,6 +39,42 @@ class H2CallStream implements AcceptStream {
   }
   destroy(): void {
     this.stream.destroy();
+  }
+  streamWire(): StreamWire {
+    return new H2StreamWire(this.stream);
+  }
+}
+
+/**
+ * A long-lived response on an own-transport stream: headers once, messages within the peer's windows
+ * (parked in order while they are shut), trailers after the last parked byte (protocol/h2/connection.ts).
+ */
+class H2StreamWire implements StreamWire {
+  constructor(readonly stream: H2Stream) {}
+  get connection(): object {
+    return this.stream.connection;
+  }
+  get buffered(): number {
+    return this.stream.pending?.length ?? 0;
+  }
+  get room(): number {
+    return this.stream.connection.room(this.stream);
+  }
+  open(): void {
+    this.stream.connection.openAnswer(this.stream, H2_OK_HEADERS);
+  }
+  write(framed: Buffer): boolean {
+    this.open();
+    return this.stream.connection.write(this.stream, framed);
+  }
+  finish(fields: readonly (readonly [string, string])[]): void {
+    const s = this.stream;
+    if (s.headersSent) s.connection.finish(s, fieldsBlock(fields));
+    else
+      s.respond(responseBlock(200, [["content-type", "application/grpc"], ...fields]), undefined, undefined);
+  }
+  consumed(n: number): void {
+    this.stream.connection.consumed(this.stream, n);
   }
 }
 

@@ -89,6 +89,10 @@ class NodeStreamWire implements StreamWire {
   get buffered(): number {
     return this.stream.writableLength;
   }
+  get room(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+  consumed(): void {} // node:http2 reopens the window as it reads
   open(): void {
     const s = this.stream;
     if (!s.headersSent && !s.destroyed) s.respond(OK_HEADERS, OK_OPTIONS);

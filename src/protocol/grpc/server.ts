@@ -35,8 +35,10 @@ export interface GrpcServerOptions {
   // biome-ignore lint/suspicious/noExplicitAny: methods of different message types share one list
   readonly methods: readonly UnaryMethod<any, any>[];
   /**
-   * Bidirectional-streaming methods (RLQS). Served on the node:http2 transport; the own transport
-   * answers them UNIMPLEMENTED, naming `--grpc-transport node`.
+   * Bidirectional-streaming methods (RLQS), on both transports. Their streams count against the
+   * transport's per-connection stream bound and `maxStreamsPerConnection`; on the own transport a
+   * streaming stream must complete its first message within the request deadline, then it is
+   * long-lived (docs/security.md).
    */
   // biome-ignore lint/suspicious/noExplicitAny: methods of different message types share one list
   readonly streamMethods?: readonly StreamMethod<any, any>[];
@@ -148,19 +150,11 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     method: StreamMethod,
     gzip: boolean,
   ): StreamCall | undefined => {
-    const wire = stream.streamWire?.();
-    if (wire === undefined) {
-      trailersOnly(
-        stream,
-        Status.UNIMPLEMENTED,
-        `${method.path} is a streaming method, which this HTTP/2 transport does not serve yet: start tollgate with --grpc-transport node`,
-      );
-      return undefined;
-    }
     if (draining) {
       trailersOnly(stream, Status.UNAVAILABLE, "server draining: reconnect to another instance");
       return undefined;
     }
+    const wire = stream.streamWire();
     const open = streamsPerConnection.get(wire.connection) ?? 0;
     if (open >= maxStreamsPerConnection) {
       events?.rejected("overload");

@@ -1,11 +1,13 @@
 /**
  * Bidirectional-streaming gRPC calls (RLQS): request messages are decoded as their frames complete
- * and handed to the method's handler one by one; the handler sends any number of responses and
- * ends the call with a status. Runs on transports that offer a {@link StreamWire} (node:http2).
+ * and handed to the method's handler one by one (each consumed message is reported to the wire, so
+ * the transport lets the peer send more); the handler sends any number of responses and ends the
+ * call with a status. Runs on both transports' {@link StreamWire}.
  *
  * Bounds: a request message over `maxMessageBytes` ends the call RESOURCE_EXHAUSTED; responses the
- * peer does not read pile up to `maxBufferedBytes`, then the call ends RESOURCE_EXHAUSTED (a client
- * that stops reading cannot grow the server's memory).
+ * peer does not read pile up to `maxBufferedBytes` (or to what the transport's own unsent budget
+ * still allows, `wire.room`), then the call ends RESOURCE_EXHAUSTED (a client that stops reading
+ * cannot grow the server's memory, nor get its whole connection cut for it).
  */
 import { gunzipSync } from "node:zlib";
 import type { CallHeaders } from "./call.js";
@@ -100,6 +102,7 @@ export class StreamCall implements AcceptedCall, StreamContext<unknown> {
       if (this.#pending.length < 5 + length) return;
       const body = this.#pending.subarray(5, 5 + length);
       this.#pending = this.#pending.length === 5 + length ? EMPTY : this.#pending.subarray(5 + length);
+      this.wire.consumed(5 + length);
       this.#deliver(compressed, body);
     }
   }
@@ -156,7 +159,7 @@ export class StreamCall implements AcceptedCall, StreamContext<unknown> {
       this.#handlerFailed(err);
       return false;
     }
-    if (this.wire.buffered + framed.length > this.host.maxBufferedBytes) {
+    if (this.wire.buffered + framed.length > this.host.maxBufferedBytes || framed.length > this.wire.room) {
       this.end(Status.RESOURCE_EXHAUSTED, "client is not reading its responses");
       return false;
     }

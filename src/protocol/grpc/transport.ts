@@ -17,7 +17,7 @@ export interface TlsOptions {
 
 /**
  * The response side of a long-lived (server- or bidirectional-streaming) call: headers once, any
- * number of framed messages, then trailers. Only the node:http2 transport offers it for now.
+ * number of framed messages, then trailers. Both transports offer it.
  */
 export interface StreamWire {
   /** `:status 200`, gRPC content-type; the stream stays open. Idempotent. */
@@ -26,6 +26,17 @@ export interface StreamWire {
   write(framed: Buffer): boolean;
   /** Bytes written and not yet sent (flow control: the peer reads slowly or not at all). */
   readonly buffered: number;
+  /**
+   * Bytes that may still be written before the transport's own bound on unsent answers would be
+   * passed (the own transport's per-connection budget; unbounded on node:http2, whose stream buffer
+   * the call bounds itself).
+   */
+  readonly room: number;
+  /**
+   * The call consumed `n` request bytes (a whole message): the transport may let the peer send more
+   * (the own transport holds request bytes until then; node:http2 manages its window itself).
+   */
+  consumed(n: number): void;
   /** End the stream with trailers (or trailers-only when `open` was never called). */
   finish(fields: readonly (readonly [string, string])[]): void;
   /** The connection the stream belongs to (identity only: per-connection stream caps). */
@@ -35,8 +46,8 @@ export interface StreamWire {
 /** A CallStream that can also answer plain HTTP (the 415 to a non-gRPC content-type). */
 export interface AcceptStream extends CallStream {
   respondText(status: number, body: string): void;
-  /** Long-lived streaming responses, where the transport supports them (node:http2). */
-  streamWire?(): StreamWire;
+  /** The response side of a streaming call. */
+  streamWire(): StreamWire;
 }
 
 /** What a transport feeds an accepted stream's request side into (a unary or a streaming call). */

@@ -1,7 +1,8 @@
 /**
- * The server side of one HTTP/2 connection (RFC 9113), just what a unary gRPC server needs: streams
- * the client opens, their header blocks (HPACK), request DATA, and answers of HEADERS, DATA and
- * trailers. No server push, no priorities (PRIORITY is read and ignored), no HTTP/1 upgrade.
+ * The server side of one HTTP/2 connection (RFC 9113), just what a gRPC server needs: streams the
+ * client opens, their header blocks (HPACK), request DATA, and answers of HEADERS, DATA and trailers,
+ * given at once (unary) or piece by piece (streaming calls: `openAnswer`, `write`, `finish`). No
+ * server push, no priorities (PRIORITY is read and ignored), no HTTP/1 upgrade.
  *
  * Why not node:http2: it builds a Duplex stream, a header object round trip and several events and
  * ticks per request (docs/decisions/http2-transport.md has the measurements). Here a request is a
@@ -16,6 +17,14 @@
  * peer's WINDOW_UPDATE: only streams held up by the connection window wait in line for it, so no control
  * frame walks every waiting stream. Output is paused on socket backpressure: the connection stops
  * reading until the socket drains.
+ *
+ * Streaming calls (RLQS): request bytes are held like a unary call's until the call reports a
+ * message consumed (`consumed`), which reopens their window; responses written while the windows are
+ * shut park behind each other (in order) and go out on WINDOW_UPDATE; parked bytes count against the
+ * unsent-answer budget, and `room` tells the call how much it may still park so it can end its own
+ * stream first (the connection is cut only past the budget). A streaming stream is under the
+ * request-arrival deadline until its call took a first message, then long-lived (`flowing`); client
+ * resets of open streaming answers are budgeted like resets of unanswered streams.
  *
  * Hardening (limits.ts, docs/security.md): budgets of client resets and refused header blocks, bounds
  * on header blocks, SETTINGS entries, queued ACKs, unsent answers and streams, and deadlines for the
@@ -361,8 +370,9 @@ export class H2Connection implements StreamOwner {
         if (this.#idle(id)) throw new H2Error(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
         const s = this.#streams.get(id);
         if (s === undefined) return;
-        // Rapid reset (CVE-2023-44487): streams the client resets before their answer are budgeted.
-        if (!s.headersSent && !this.#resets.take())
+        // Rapid reset (CVE-2023-44487): streams the client resets before their answer are budgeted,
+        // and open streaming answers (their headers go out at once; Envoy rarely resets them).
+        if ((!s.headersSent || s.streaming) && !this.#resets.take())
           throw new H2Error(ENHANCE_YOUR_CALM, "too many streams reset by the client");
         this.#closeStream(s, "reset-received");
         return;
@@ -807,7 +817,7 @@ export class H2Connection implements StreamOwner {
     const expired: H2Stream[] = [];
     for (const s of this.#streams.values()) {
       if (s.openedTick >= late) break;
-      if (!s.remoteEnded) expired.push(s);
+      if (!s.remoteEnded && !s.flowing) expired.push(s);
     }
     for (const s of expired) this.reset(s, CANCEL);
   }
@@ -852,6 +862,56 @@ export class H2Connection implements StreamOwner {
     if (trailerBlock !== undefined) this.#headerFrames(s.id, trailerBlock, true);
     else this.#w.data(s.id, EMPTY, 0, 0, true);
     this.#localEnd(s);
+  }
+
+  /** A streaming answer on `s`: the response HEADERS now, DATA through `write`, trailers by `finish`. */
+  openAnswer(s: H2Stream, headerBlock: Buffer): void {
+    if (s.isClosed || s.localEnded || s.headersSent || this.#dead) return;
+    s.headersSent = true;
+    s.streaming = true;
+    this.#headerFrames(s.id, headerBlock, false);
+  }
+
+  /**
+   * DATA of an open streaming answer: what the windows allow goes now, the rest parks behind what is
+   * parked already (order kept) until WINDOW_UPDATE. False when anything is parked.
+   */
+  write(s: H2Stream, data: Buffer): boolean {
+    if (s.isClosed || s.localEnded || this.#dead || s.pendingTrailers !== undefined) return false;
+    const parked = s.pending;
+    this.#sendData(s, parked === undefined ? data : Buffer.concat([parked, data]), false);
+    return s.pending === undefined;
+  }
+
+  /** End an open streaming answer with `trailerBlock`: now, or once its parked DATA is sent. */
+  finish(s: H2Stream, trailerBlock: Buffer): void {
+    if (s.isClosed || s.localEnded || this.#dead || s.pendingTrailers !== undefined) return;
+    if (s.pending !== undefined) {
+      s.pendingTrailers = trailerBlock;
+      return;
+    }
+    this.#headerFrames(s.id, trailerBlock, true);
+    this.#localEnd(s);
+  }
+
+  /** The streaming call on `s` consumed `n` request bytes: they leave the connection's hold. */
+  consumed(s: H2Stream, n: number): void {
+    s.flowing = true;
+    const k = Math.min(n, s.held);
+    if (k <= 0) return;
+    s.held -= k;
+    this.#flow.release(k);
+    this.#windowUpdate0();
+  }
+
+  /**
+   * Bytes `s` may still write before the unsent-answer budget is passed: what may park, plus what the
+   * windows take at once when nothing of it is parked.
+   */
+  room(s: H2Stream): number {
+    const parkable = Math.max(0, this.#limits.maxUnsentBytes - this.#unsent);
+    if (s.pending !== undefined) return parkable;
+    return parkable + Math.max(0, Math.min(this.#sendWindow, s.sendWindow));
   }
 
   /** RST_STREAM `code` on `s` and close it (no-op when already closed). */

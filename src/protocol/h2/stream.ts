@@ -21,6 +21,16 @@ export interface StreamOwner {
   readonly remoteAddress: string | undefined;
   respond(s: H2Stream, headerBlock: Buffer, body: Buffer | undefined, trailerBlock: Buffer | undefined): void;
   reset(s: H2Stream, code: number): void;
+  /** A streaming answer: the response HEADERS now; the stream stays open for DATA. */
+  openAnswer(s: H2Stream, headerBlock: Buffer): void;
+  /** More DATA of an open answer, within the windows; the rest parks. False when some of it parked. */
+  write(s: H2Stream, data: Buffer): boolean;
+  /** End an open answer with trailers (after whatever is parked). */
+  finish(s: H2Stream, trailerBlock: Buffer): void;
+  /** The streaming call consumed `n` request bytes (a complete message): their window reopens. */
+  consumed(s: H2Stream, n: number): void;
+  /** Bytes `s` may still write before the connection's unsent-answer budget would be passed. */
+  room(s: H2Stream): number;
 }
 
 /** One client-initiated stream. */
@@ -46,6 +56,13 @@ export class H2Stream {
   held = 0;
   /** The connection's deadline tick when the stream opened (its request must arrive in time). */
   openedTick = 0;
+  /**
+   * A streaming call's stream whose call took its first message: long-lived, no longer under the
+   * request-arrival deadline (until then it is, like a unary request).
+   */
+  flowing = false;
+  /** Its answer is open (headers sent, DATA to follow): client resets of it are budgeted. */
+  streaming = false;
 
   constructor(
     readonly id: number,

@@ -1,13 +1,23 @@
 /**
- * Bidirectional-streaming calls on the gRPC server (node transport): messages in as their frames
+ * Bidirectional-streaming calls on the gRPC server, on both transports: messages in as their frames
  * complete (split anywhere), responses out on the open stream, the per-connection stream cap,
- * oversized messages, and the own transport's UNIMPLEMENTED.
+ * oversized messages, a client reset, and a drain ending open streams OK. Frame-level flow control
+ * of the own transport is in stream-h2.test.ts.
  */
 import type { ClientHttp2Session, ClientHttp2Stream } from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGrpcServer, type GrpcServer, type StreamMethod } from "../../../src/protocol/grpc/server.js";
+import {
+  createGrpcServer,
+  type GrpcServer,
+  type GrpcTransport,
+  type StreamMethod,
+} from "../../../src/protocol/grpc/server.js";
 import { Status } from "../../../src/protocol/grpc/status.js";
+import type { H2Limits } from "../../../src/protocol/h2/limits.js";
 import { grpcFrame, rawCall, rawSession } from "./raw-client.js";
+
+/** Calls whose handler heard `closed` (cancelled, connection gone, or ended). */
+let closedCalls = 0;
 
 /** Echoes every message back upper-cased; ends OK when the client half-closes. */
 const shout: StreamMethod<string, string> = {
@@ -19,7 +29,9 @@ const shout: StreamMethod<string, string> = {
       ctx.send(m);
     },
     halfClosed: () => ctx.end(Status.OK),
-    closed: () => {},
+    closed: () => {
+      closedCalls++;
+    },
   }),
 };
 
@@ -31,8 +43,14 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(transport: "node" | "tollgate", maxStreamsPerConnection = 2): Promise<number> {
+async function start(
+  transport: GrpcTransport,
+  maxStreamsPerConnection = 2,
+  limits: Partial<H2Limits> = {},
+): Promise<number> {
+  closedCalls = 0;
   server = createGrpcServer({
+    limits,
     methods: [],
     streamMethods: [shout],
     maxMessageBytes: 64,
@@ -69,9 +87,11 @@ const until = async (ok: () => boolean) => {
   expect(ok()).toBe(true);
 };
 
-describe("streaming calls (node transport)", () => {
+const TRANSPORTS: readonly GrpcTransport[] = ["tollgate", "node"];
+
+describe.each(TRANSPORTS)("streaming calls (%s transport)", (transport) => {
   it("answers each message as it completes, even split across DATA frames", async () => {
-    session = await rawSession(await start("node"));
+    session = await rawSession(await start(transport));
     const call = open(session);
     const two = Buffer.concat([grpcFrame(Buffer.from("hi")), grpcFrame(Buffer.from("there"))]);
     call.req.write(two.subarray(0, 3));
@@ -85,7 +105,7 @@ describe("streaming calls (node transport)", () => {
   });
 
   it("refuses a stream past the per-connection cap, and admits one again once a stream ends", async () => {
-    session = await rawSession(await start("node", 2));
+    session = await rawSession(await start(transport, 2));
     const a = open(session);
     const b = open(session);
     a.req.write(grpcFrame(Buffer.from("a")));
@@ -107,23 +127,58 @@ describe("streaming calls (node transport)", () => {
   });
 
   it("ends a stream whose message exceeds the limit RESOURCE_EXHAUSTED", async () => {
-    session = await rawSession(await start("node"));
+    session = await rawSession(await start(transport));
     const call = open(session);
     call.req.write(grpcFrame(Buffer.alloc(65, 97)));
     const t = await call.trailers;
     expect(t["grpc-status"]).toBe(String(Status.RESOURCE_EXHAUSTED));
     expect(server?.openStreams()).toBe(0);
   });
-});
 
-describe("streaming calls (own transport)", () => {
-  it("answers UNIMPLEMENTED naming --grpc-transport node", async () => {
-    session = await rawSession(await start("tollgate"));
-    const reply = await rawCall(session, { path: shout.path, chunks: [grpcFrame(Buffer.from("x"))] });
-    const status = reply.trailers?.["grpc-status"] ?? reply.headers["grpc-status"];
-    expect(status).toBe(String(Status.UNIMPLEMENTED));
-    expect(
-      decodeURIComponent(String(reply.headers["grpc-message"] ?? reply.trailers?.["grpc-message"])),
-    ).toMatch(/streaming method.*--grpc-transport node/);
+  it("keeps taking messages past a connection window of request bytes (consumed ones reopen it)", async () => {
+    // The own transport holds at most its smallest connection window (64 KiB + one message).
+    session = await rawSession(await start(transport, 2, { connectionWindow: 1 }));
+    const call = open(session);
+    const one = grpcFrame(Buffer.alloc(40, 120)); // 45 bytes
+    const count = 2000; // 90,000 bytes: more than the 65,535 of the connection window
+    for (let i = 0; i < count; i++) call.req.write(one);
+    call.req.end();
+    expect((await call.trailers)["grpc-status"]).toBe("0");
+    expect(Buffer.concat(call.data).length).toBe(count * 45);
+  });
+
+  it("closes the call when the client resets its stream, freeing its slot", async () => {
+    session = await rawSession(await start(transport, 1));
+    const a = open(session);
+    a.req.write(grpcFrame(Buffer.from("a")));
+    await until(() => a.data.length > 0);
+    expect(server?.openStreams()).toBe(1);
+    a.req.close(0x8); // RST_STREAM CANCEL
+    await until(() => server?.openStreams() === 0 && closedCalls === 1);
+    const b = open(session);
+    b.req.end(grpcFrame(Buffer.from("b")));
+    expect((await b.trailers)["grpc-status"]).toBe("0");
+  });
+
+  it("ends open streams OK on drain, after GOAWAY, and the drain completes", async () => {
+    session = await rawSession(await start(transport));
+    let goaway = false;
+    session.on("goaway", () => {
+      goaway = true;
+    });
+    const a = open(session);
+    a.req.write(grpcFrame(Buffer.from("a")));
+    await until(() => a.data.length > 0);
+    const drained = server?.drain(5000);
+    const t = await a.trailers;
+    expect(t["grpc-status"]).toBe("0");
+    a.req.end(); // as a gRPC client does once the status is in
+    const started = Date.now();
+    await drained;
+    expect(Date.now() - started).toBeLessThan(2500); // ended by the streams, not the drain timeout
+    expect(goaway).toBe(true);
+    expect(server?.openStreams()).toBe(0);
+    expect(closedCalls).toBe(1);
+    server = undefined; // drained: closed already
   });
 });

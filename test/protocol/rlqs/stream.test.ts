@@ -1,7 +1,7 @@
 /**
- * The RLQS stream on a running tollgate (`--grpc-transport node`), through a client built on the
- * official Envoy protos: assignments at once, blanket rules from the same rules, bad input, the own
- * transport's UNIMPLEMENTED, and a drain ending streams cleanly.
+ * The RLQS stream on a running tollgate, on both gRPC transports (the own HTTP/2, the default, and
+ * `--grpc-transport node`), through a client built on the official Envoy protos: assignments at once,
+ * blanket rules from the same rules, bad input, and a drain ending streams cleanly.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -87,10 +87,15 @@ afterAll(async () => {
   await Promise.all([node?.stop(), own?.stop()]);
 });
 
-describe("RLQS stream (node transport)", () => {
+const SERVICES: readonly [string, () => Service][] = [
+  ["tollgate", () => own],
+  ["node", () => node],
+];
+
+describe.each(SERVICES)("RLQS stream (%s transport)", (_name, service) => {
   it("answers a new bucket's first report at once, from the same rules", async () => {
     const envoy: SimEnvoyT = new SimEnvoy({
-      address: node.grpcAddress,
+      address: service().grpcAddress,
       domain: "edge",
       reportingIntervalMs: 200,
     });
@@ -109,7 +114,7 @@ describe("RLQS stream (node transport)", () => {
   });
 
   it("abandons a bucket after idle_intervals reports without requests", async () => {
-    const raw = rawStream(node.grpcAddress);
+    const raw = rawStream(service().grpcAddress);
     const usage = (n: number) => ({
       domain: "edge",
       bucket_quota_usages: [
@@ -148,31 +153,21 @@ describe("RLQS stream (node transport)", () => {
       'bucket_quota_usages[0]: bucket_id lacks the required key "tenant"',
     ],
   ])("ends a stream with bad input INVALID_ARGUMENT: %j", async (msg, reason) => {
-    const raw = rawStream(node.grpcAddress);
+    const raw = rawStream(service().grpcAddress);
     raw.write(msg);
     expect(await raw.status).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: reason });
   });
 });
 
-describe("RLQS on the own transport (default)", () => {
-  it("answers UNIMPLEMENTED naming --grpc-transport node", async () => {
-    const raw = rawStream(own.grpcAddress);
-    raw.write({ domain: "edge", bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "a" } } }] });
-    const st = await raw.status;
-    expect(st.code).toBe(grpc.status.UNIMPLEMENTED);
-    expect(st.details).toMatch(/streaming method.*--grpc-transport node/);
-  });
-});
-
-describe("RLQS drain", () => {
+describe.each(SERVICES)("RLQS drain (%s transport)", (_name, service) => {
   it("ends open streams with OK on shutdown", async () => {
-    const raw = rawStream(node.grpcAddress);
+    const raw = rawStream(service().grpcAddress);
     raw.write({
       domain: "edge",
       bucket_quota_usages: [{ bucket_id: { bucket: { tenant: "drain" } }, num_requests_allowed: 1 }],
     });
     await waitFor(() => raw.responses.length === 1);
-    const exited = node.stop("SIGTERM");
+    const exited = service().stop("SIGTERM");
     expect(await raw.status).toEqual({ code: 0, details: "" });
     expect(await exited).toBe(0);
   });
