@@ -3,7 +3,8 @@
  * and connection windows (a reader that stops granting window pauses them, WINDOW_UPDATE resumes them
  * in order), the bound on parked response bytes (the stream ends RESOURCE_EXHAUSTED, the connection
  * lives), and the request-arrival deadline (a stream that never completes its first message is reset,
- * one that did is long-lived). The generic streaming tests (both transports) are in stream.test.ts.
+ * one that did is long-lived), and client resets of open streams counted in the reset budget. The
+ * generic streaming tests (both transports) are in stream.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createGrpcServer, type GrpcServer, type StreamMethod } from "../../../src/protocol/grpc/server.js";
@@ -166,5 +167,17 @@ describe("streaming calls on the own transport: deadlines and resets", () => {
     expect(server?.openStreams()).toBe(1);
     c.send(h2frame(RST_STREAM, 0, 1, u32(0x8)));
     await c.until(() => server?.openStreams() === 0, "the call closed");
+  });
+});
+
+describe("streaming calls on the own transport: the reset budget", () => {
+  it("counts client resets of open streaming answers: past the budget, GOAWAY ENHANCE_YOUR_CALM", async () => {
+    const c = await start({ limits: { resetBurst: 2, resetRate: 0.001 } });
+    c.open();
+    for (const id of [1, 3, 5]) c.send(openStream(id), ask(id, 1));
+    await c.until((fs) => [1, 3, 5].every((id) => dataBytes(fs, id) === 6), "three answers");
+    c.send(...[1, 3, 5].map((id) => h2frame(RST_STREAM, 0, id, u32(0x8))));
+    await c.until((fs) => fs.some((f) => f.type === GOAWAY), "GOAWAY");
+    expect(c.frames.find((f) => f.type === GOAWAY)?.payload.readUInt32BE(4)).toBe(0xb);
   });
 });
