@@ -61,6 +61,8 @@ const EMPTY = Buffer.alloc(0);
 
 /** A streaming call in progress; see the module comment. */
 export class StreamCall implements AcceptedCall, StreamContext<unknown> {
+  /** Long-lived: the own transport budgets client resets of it (protocol/h2/stream.ts). */
+  readonly longLived = true;
   #pending: Buffer = EMPTY;
   #over = false;
   readonly #handler: StreamHandler<unknown>;

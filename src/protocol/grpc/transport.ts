@@ -56,6 +56,8 @@ export interface AcceptedCall {
   push(chunk: Buffer): void;
   /** The client ended its side. */
   run(): void;
+  /** A long-lived (streaming) call: its stream's client resets are budgeted even once answered. */
+  readonly longLived?: boolean;
   /** The stream is gone: answered and closed, reset by either side, or its connection ended. */
   closed(): void;
 }

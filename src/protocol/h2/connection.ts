@@ -23,7 +23,7 @@
  * shut park behind each other (in order) and go out on WINDOW_UPDATE; parked bytes count against the
  * unsent-answer budget, and `room` tells the call how much it may still park so it can end its own
  * stream first (the connection is cut only past the budget). A streaming stream is under the
- * request-arrival deadline until its call took a first message, then long-lived (`flowing`); client
+ * request-arrival deadline until its call took a first message, then long-lived; client
  * resets of open streaming answers are budgeted like resets of unanswered streams.
  *
  * Hardening (limits.ts, docs/security.md): budgets of client resets and refused header blocks, bounds
@@ -372,7 +372,7 @@ export class H2Connection implements StreamOwner {
         if (s === undefined) return;
         // Rapid reset (CVE-2023-44487): streams the client resets before their answer are budgeted,
         // and open streaming answers (their headers go out at once; Envoy rarely resets them).
-        if ((!s.headersSent || s.streaming) && !this.#resets.take())
+        if ((!s.headersSent || s.handler?.longLived === true) && !this.#resets.take())
           throw new H2Error(ENHANCE_YOUR_CALM, "too many streams reset by the client");
         this.#closeStream(s, "reset-received");
         return;
@@ -817,7 +817,7 @@ export class H2Connection implements StreamOwner {
     const expired: H2Stream[] = [];
     for (const s of this.#streams.values()) {
       if (s.openedTick >= late) break;
-      if (!s.remoteEnded && !s.flowing) expired.push(s);
+      if (!s.remoteEnded && s.openedTick >= 0) expired.push(s); // -1: a long-lived stream
     }
     for (const s of expired) this.reset(s, CANCEL);
   }
@@ -868,7 +868,6 @@ export class H2Connection implements StreamOwner {
   openAnswer(s: H2Stream, headerBlock: Buffer): void {
     if (s.isClosed || s.localEnded || s.headersSent || this.#dead) return;
     s.headersSent = true;
-    s.streaming = true;
     this.#headerFrames(s.id, headerBlock, false);
   }
 
@@ -896,7 +895,7 @@ export class H2Connection implements StreamOwner {
 
   /** The streaming call on `s` consumed `n` request bytes: they leave the connection's hold. */
   consumed(s: H2Stream, n: number): void {
-    s.flowing = true;
+    s.openedTick = -1; // long-lived now: out of the request deadline
     const k = Math.min(n, s.held);
     if (k <= 0) return;
     s.held -= k;

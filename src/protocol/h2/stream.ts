@@ -8,6 +8,8 @@ export interface StreamHandler {
   push(chunk: Buffer): void;
   /** The client ended its side (END_STREAM). */
   run(): void;
+  /** A long-lived (streaming) call: client resets of its stream are budgeted even once answered. */
+  readonly longLived?: boolean;
   /**
    * The stream is gone for the call: answered (even while the client is still sending: the connection
    * then keeps the half-closed stream itself and drops the rest), reset by either side, or its
@@ -54,15 +56,12 @@ export class H2Stream {
   queued = false;
   /** Request bytes received and not yet consumed by the call (the connection's RecvFlow holds them). */
   held = 0;
-  /** The connection's deadline tick when the stream opened (its request must arrive in time). */
-  openedTick = 0;
   /**
-   * A streaming call's stream whose call took its first message: long-lived, no longer under the
-   * request-arrival deadline (until then it is, like a unary request).
+   * The connection's deadline tick when the stream opened (its request must arrive in time); -1 once
+   * a streaming call took its first message: long-lived, no longer under the request deadline.
+   * (No field of its own: a unary stream stays the size it was.)
    */
-  flowing = false;
-  /** Its answer is open (headers sent, DATA to follow): client resets of it are budgeted. */
-  streaming = false;
+  openedTick = 0;
 
   constructor(
     readonly id: number,
