@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
-import { BATCH_COMMANDS } from "./scripts.js";
 import type { RedisTarget } from "./url.js";
 
 /** Connection tuning of a Redis store. Every field is optional; defaults suit a same-zone Redis. */
@@ -87,11 +86,9 @@ export function baseRedisOptions(o: ResolvedClientOptions): RedisOptions {
     connectTimeout: o.connectTimeoutMs,
     maxRetriesPerRequest: o.maxRetriesPerRequest,
     enableAutoPipelining: o.autoPipelining,
-    // Merged take calls are already one command per turn (batch.ts): written at once.
-    autoPipeliningIgnoredCommands: [...BATCH_COMMANDS],
     retryStrategy: (attempt) => Math.min(attempt * 50, o.maxReconnectDelayMs),
-    // Scripts are per node; a reconnect may land on a flushed or new node. ioredis' EVALSHA→EVAL
-    // fallback on NOSCRIPT covers it, so no eager SCRIPT LOAD is needed.
+    // Scripts are per node; a reconnect may land on a flushed or new node. The script runner's
+    // EVALSHA→EVAL resend on NOSCRIPT covers it (script-runner.ts), so no eager SCRIPT LOAD is needed.
     enableReadyCheck: true,
   };
 }
@@ -134,7 +131,6 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
     // (test/store/redis/redis-cluster-node-loss.test.ts, test/chaos/cluster-master-kill.test.ts).
     // With no delayed retry the pipeline fails at once (a transient error the guard acts on);
     // RedisStore refreshes the slot map on that failure instead. (MOVED and ASK retry at once: safe.)
-    // Script calls always travel in explicit pipelines (scripts.ts): the same applies to them.
     retryDelayOnFailover: 0,
     retryDelayOnClusterDown: 0,
     retryDelayOnTryAgain: 0,

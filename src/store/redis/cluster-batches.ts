@@ -12,16 +12,14 @@
  * batch is sent again after 2, 4, 8 and 16 ms (30 ms in all, past Envoy's 20 ms RLS deadline), then
  * the refusal is its answer: a cluster that stays down fails fast.
  *
- * A batch the server does not know the script of (NOSCRIPT: a fresh node after a failover, SCRIPT
- * FLUSH) goes once more as the defined command in a pipeline of its own, whose EVAL loads the script
- * on that node. A pipeline the cluster redirected or refused mid-migration, or that ioredis refused
- * before sending (the slot's node list changed under it), ran nowhere: after a slot-map refresh each
- * of its calls is sent again on its own, routed afresh. Any other failure is the batch's answer.
+ * A batch the server does not know the script of (NOSCRIPT) is reloaded by the script runner
+ * (script-runner.ts), like every script call. MOVED, ASK and TRYAGAIN are ioredis' to follow, as
+ * for any command routed by its slot.
  */
 import type { Cluster } from "ioredis";
 import type { Outcome } from "../store.js";
 import type { Batch } from "./batch.js";
-import { decodeBatch, isNoScript, type Scripts } from "./scripts.js";
+import type { Scripts } from "./scripts.js";
 
 /**
  * Runs one store command to the node owning `slot` (RedisStore: round trip count, call deadline);
@@ -41,7 +39,7 @@ export function sendClusterBatches(
   const masters = cluster.nodes("master");
   for (const node of masters) node.stream?.cork();
   try {
-    return batches.map((b) => sendOne(cluster, scripts, send, b));
+    return batches.map((b) => sendOne(scripts, send, b));
   } finally {
     for (const node of masters) node.stream?.uncork();
   }
@@ -54,54 +52,14 @@ const isClusterDown = (err: unknown): boolean =>
   err instanceof Error && err.message.startsWith("CLUSTERDOWN");
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function sendOne(
-  cluster: Clustering,
-  scripts: Scripts,
-  send: SendOn,
-  b: Batch,
-  resends = 0,
-): Promise<(Outcome[] | Error)[]> {
-  return send(
-    b.slot,
-    () => {
-      const command = scripts.batchCommand(b.algorithm, b.calls, b.slot);
-      void cluster.sendCommand(command);
-      return command.promise;
-    },
-    resends === 0,
-  ).then(
-    (reply) => decodeBatch(reply, b.calls),
+function sendOne(scripts: Scripts, send: SendOn, b: Batch, resends = 0): Promise<(Outcome[] | Error)[]> {
+  return send(b.slot, () => scripts.takeBatch(b.algorithm, b.calls, b.slot), resends === 0).catch(
     (err: unknown) => {
       const pauseMs = isClusterDown(err) ? CLUSTER_DOWN_PAUSES_MS[resends] : undefined;
-      if (pauseMs !== undefined)
-        return pause(pauseMs).then(() => sendOne(cluster, scripts, send, b, resends + 1));
-      if (!isNoScript(err)) throw err;
-      return send(b.slot, () => scripts.takeBatch(b.algorithm, b.calls)).catch((e: unknown) =>
-        resendApart(cluster, scripts, send, b, e),
-      );
+      if (pauseMs === undefined) throw err;
+      return pause(pauseMs).then(() => sendOne(scripts, send, b, resends + 1));
     },
   );
 }
 
-type Clustering = Pick<Cluster, "sendCommand" | "refreshSlotsCache" | "nodes">;
-
-/** A batch whose pipeline ran nothing of it: each call again, alone; any other error rethrown. */
-async function resendApart(
-  cluster: Clustering,
-  scripts: Scripts,
-  send: SendOn,
-  b: Batch,
-  err: unknown,
-): Promise<(Outcome[] | Error)[]> {
-  const text = err instanceof Error ? err.message : String(err);
-  if (!/^(MOVED|ASK|TRYAGAIN) |should belong to the same slots allocation group/.test(text)) throw err;
-  cluster.refreshSlotsCache();
-  return Promise.all(
-    b.calls.map((call) =>
-      send(b.slot, () => scripts.takeBatch(b.algorithm, [call])).then(
-        (one) => one[0] ?? new Error("merged reply lost its call"),
-        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-      ),
-    ),
-  );
-}
+type Clustering = Pick<Cluster, "nodes">;

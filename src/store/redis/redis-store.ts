@@ -9,7 +9,7 @@
  * refund is in flight a concurrent request may see those tokens as spent (brief under-admission).
  */
 
-import type { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
 import { isForced, type Outcome, reportOnce, type Store, type StoreError, type Take } from "../store.js";
@@ -20,6 +20,7 @@ import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup, uncharged } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
+import { ClusterRunner, SingleNodeRunner } from "./script-runner.js";
 import { Scripts } from "./scripts.js";
 import { keySlot } from "./slot.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
@@ -74,11 +75,18 @@ export class RedisStore implements Store, LeaseBackend {
     this.#meter = new RoundTripMeter(this.#metrics, {
       pipelined: resolveClientOptions(options, { cluster: this.#cluster }).autoPipelining,
     });
-    this.#client = createRedisClient(target, options);
-    this.#scripts = new Scripts(this.#client, options.scriptsDir, this.#cluster);
-    const { batchMaxCalls } = resolveClientOptions(options, { cluster: this.#cluster });
-    // A cluster always goes through the batcher: its script calls travel in per-master pipelines
-    // (scripts.ts), one per turn, merged or not.
+    const client = createRedisClient(target, options);
+    this.#client = client;
+    const { batchMaxCalls, autoPipelining } = resolveClientOptions(options, { cluster: this.#cluster });
+    const runnerOptions = { shareTurn: autoPipelining };
+    this.#scripts = new Scripts(
+      client instanceof Cluster
+        ? new ClusterRunner(client, runnerOptions)
+        : new SingleNodeRunner(client, runnerOptions),
+      options.scriptsDir,
+    );
+    // A cluster always goes through the batcher: a turn's take calls leave in one corked write per
+    // master (cluster-batches.ts), merged or not.
     this.#batcher =
       batchMaxCalls <= 1 && !this.#cluster
         ? undefined

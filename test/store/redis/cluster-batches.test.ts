@@ -9,6 +9,7 @@ import type { Policy } from "../../../src/engine/types.js";
 import type { Batch } from "../../../src/store/redis/batch.js";
 import { CLUSTER_DOWN_PAUSES_MS, sendClusterBatches } from "../../../src/store/redis/cluster-batches.js";
 import type { EncodedCommand } from "../../../src/store/redis/resp.js";
+import { ClusterRunner } from "../../../src/store/redis/script-runner.js";
 import { Scripts } from "../../../src/store/redis/scripts.js";
 
 const policy: Policy = { algorithm: "gcra", limit: 10, periodMs: 1000, burst: 10 };
@@ -29,8 +30,7 @@ function fakeCluster(answers: readonly (unknown[] | Error)[]) {
       else command.resolve(answer);
     },
   };
-  // Scripts only defines its commands on the client at construction.
-  const scripts = new Scripts({ defineCommand: () => undefined } as unknown as Cluster);
+  const scripts = new Scripts(new ClusterRunner(cluster as unknown as Cluster));
   const send = <T>(_slot: number, run: () => Promise<T>) => run();
   return {
     sentAt,

@@ -9,7 +9,14 @@ import type { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisClient } from "../../../src/store/redis/client.js";
 import { EncodedCommand, encodeEvalsha } from "../../../src/store/redis/resp.js";
-import { isNoScript } from "../../../src/store/redis/scripts.js";
+import {
+  ClusterRunner,
+  evalOf,
+  isNoScript,
+  SingleNodeRunner,
+  scriptOf,
+} from "../../../src/store/redis/script-runner.js";
+import { keySlot } from "../../../src/store/redis/slot.js";
 import { parseRedisUrl } from "../../../src/store/redis/url.js";
 import { waitUntilReady } from "../../../src/store/redis/wait-ready.js";
 import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../../helpers/redis.js";
@@ -104,5 +111,104 @@ describe("ioredis hooks on a 3-master cluster", () => {
       owners.add(id);
     }
     expect(owners.size).toBe(3);
+  });
+});
+
+/** The TCP port of the server that ran the script (INFO server's tcp_port), as a number. */
+const PORT_EXPR = "tonumber(string.match(redis.call('INFO', 'server'), 'tcp_port:(%d+)'))";
+const PORT_LUA = `return ${PORT_EXPR}`;
+
+describe("the script runner on a single node", () => {
+  let server: RedisServer;
+  let client: Redis;
+  beforeAll(async () => {
+    server = await startRedis();
+    const made = createRedisClient(parseRedisUrl(server.url));
+    if ("nodes" in made) throw new Error("expected a single-node client");
+    client = made;
+    await waitUntilReady(client, 5000);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
+
+  it("runs a script it never loaded, and again after SCRIPT FLUSH (NOSCRIPT → EVAL, once)", async () => {
+    const runner = new SingleNodeRunner(client);
+    const script = scriptOf("echo", `return {KEYS[1], ARGV[1], #ARGV, ${PORT_EXPR}}`);
+    const exists = async () => ((await client.script("EXISTS", script.sha)) as number[])[0];
+    expect(await exists()).toBe(0);
+    const asText = (r: unknown) =>
+      Array.isArray(r) ? r.map((x) => (Buffer.isBuffer(x) ? x.toString() : x)) : r;
+    expect(asText(await runner.run(script, ["k{1}"], ["v", 7]))).toEqual(["k{1}", "v", 2, server.port]);
+    expect(await exists()).toBe(1);
+    await client.script("FLUSH");
+    expect(await exists()).toBe(0);
+    expect(asText(await runner.runEncoded(script, encodeEvalsha(script.sha, [1, "k{2}", "w"]), -1))).toEqual([
+      "k{2}",
+      "w",
+      1,
+      server.port,
+    ]);
+    expect(await exists()).toBe(1);
+  });
+
+  it("passes a script's own error through (only NOSCRIPT is recovered)", async () => {
+    const runner = new SingleNodeRunner(client);
+    await expect(
+      runner.run(scriptOf("boom", "return redis.error_reply('ERR boom')"), ["k"], []),
+    ).rejects.toThrow("ERR boom");
+  });
+
+  it("writes the EVAL of an EVALSHA as ioredis would write it", () => {
+    const script = scriptOf("s", "return 1 -- é");
+    const args = [2, "a", "b", 3, "x"];
+    expect(evalOf(script, encodeEvalsha(script.sha, args)).toString("utf8")).toBe(
+      `*7\r\n$4\r\neval\r\n$${Buffer.byteLength(script.lua)}\r\n${script.lua}\r\n` +
+        "$1\r\n2\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\n3\r\n$1\r\nx\r\n",
+    );
+    expect(() => evalOf(scriptOf("other", "return 2"), encodeEvalsha(script.sha, args))).toThrow(
+      /not an EVALSHA/,
+    );
+  });
+});
+
+describe("the script runner on a 3-master cluster", () => {
+  let cluster: RedisCluster;
+  let client: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 });
+    const made = createRedisClient(parseRedisUrl(cluster.url));
+    if (!("nodes" in made)) throw new Error("expected a cluster client");
+    client = made;
+    await client.connect();
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await cluster?.stop();
+  });
+
+  it("routes each call to its slot's master and reloads the script there after SCRIPT FLUSH", async () => {
+    const runner = new ClusterRunner(client);
+    const script = scriptOf("port", PORT_LUA);
+    const ranges = (await client.cluster("SLOTS")) as unknown as [number, number, [string, number]][];
+    expect(ranges.length).toBeGreaterThanOrEqual(3);
+    const ask = async () => {
+      for (const [start, end, [, port]] of ranges)
+        for (const slot of [start, end, (start + end) >> 1]) {
+          // Keyless (0 keys): no node redirects it, so the port that answers is the runner's routing.
+          const reply = await runner.runEncoded(script, encodeEvalsha(script.sha, [0]), slot);
+          expect(reply, `slot ${slot}`).toBe(port);
+        }
+    };
+    await ask(); // never loaded anywhere: NOSCRIPT → EVAL on each master
+    for (const node of client.nodes("master"))
+      expect(((await node.script("EXISTS", script.sha)) as number[])[0]).toBe(1);
+    await Promise.all(client.nodes("master").map((node) => node.script("FLUSH")));
+    await ask();
+    // run(): routed by its first key's slot.
+    const key = "{runner}:k";
+    const owner = ranges.find(([s, e]) => keySlot(key) >= s && keySlot(key) <= e);
+    expect(await runner.run(script, [key], [])).toBe(owner?.[2][1]);
   });
 });
