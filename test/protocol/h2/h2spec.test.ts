@@ -132,28 +132,32 @@ function h2spec(
   });
 }
 
-/** The serving transport under h2spec; a case failing once is run again alone (a loaded machine). */
+/**
+ * The serving transport under h2spec. A case that fails is run again alone (a loaded machine): once
+ * on the own transport, up to 4 times on node:http2, whose cases on a stream it has already answered
+ * (5.1/5, 5.1/6, 6.1/2, …) race its answer's END_STREAM against the client's next frame and fail about
+ * one run in four on an idle machine. A case counts as passed if any run passes it; a real regression
+ * fails every run.
+ */
 async function conformance(binary: string, transport: "tollgate" | "node"): Promise<CaseResult[]> {
   let svc: Service | undefined;
   try {
     svc = await startService({ config: CONFIG, args: ["--grpc-transport", transport] });
     // Per-case timeout: 3 s for the own transport; node:http2's known failures each wait it out, so 2 s.
-    const first = await h2spec(binary, svc.grpcPort, [], transport === "node" ? 2 : 3);
-    const known = transport === "node" ? { ...NODE_KNOWN, ...NODE_RACY } : {};
-    const again = first.filter((r) => r.status === "failed" && known[r.id] === undefined);
-    if (again.length === 0 || again.length > 10) return first;
-    const retried = new Map(
-      (
-        await h2spec(
-          binary,
-          svc.grpcPort,
-          again.map((r) => r.id),
-          10,
-        )
-      ).map((r) => [r.id, r]),
+    const results = new Map(
+      (await h2spec(binary, svc.grpcPort, [], transport === "node" ? 2 : 3)).map((r) => [r.id, r]),
     );
-    console.warn(`h2spec (${transport}): ran ${again.map((r) => r.id).join(", ")} again after a failure`);
-    return first.map((r) => retried.get(r.id) ?? r);
+    const known = transport === "node" ? { ...NODE_KNOWN, ...NODE_RACY } : {};
+    const failing = () =>
+      [...results.values()].filter((r) => r.status === "failed" && known[r.id] === undefined);
+    for (let attempt = 0; attempt < (transport === "node" ? 4 : 1); attempt++) {
+      const again = failing();
+      if (again.length === 0 || again.length > 10) break;
+      console.warn(`h2spec (${transport}): ran ${again.map((r) => r.id).join(", ")} again after a failure`);
+      const ids = again.map((r) => r.id);
+      for (const r of await h2spec(binary, svc.grpcPort, ids, 10)) results.set(r.id, r);
+    }
+    return [...results.values()];
   } finally {
     await svc?.stop();
   }
