@@ -48,7 +48,11 @@ export interface LatencyWindow {
 export interface OutageRun {
   readonly records: Record[];
   readonly faultAt: number;
-  /** When the store was back (NaN without `restore`). */
+  /**
+   * When the store could be back: the moment `restore` began (NaN without `restore`). A restore
+   * that starts a new server resolves only once that server answers a PING, and the service may
+   * reconnect and decide from it before then: everything sent from here on is out of the outage.
+   */
   readonly restoredAt: number;
   /** When /rlconfig first said `closed` after the restore (NaN if never within 3 s). */
   readonly recoveredAt: number;
@@ -140,8 +144,8 @@ export async function runOutage(plan: OutagePlan, le: number): Promise<OutageRun
     let recoveredAt = Number.NaN;
     let recoveryLoopStallS = Number.NaN;
     if (plan.restore !== undefined) {
-      await plan.restore();
       restoredAt = load.now();
+      await plan.restore();
       while (Number.isNaN(recoveredAt) && load.now() < restoredAt + 3000) {
         if ((await guardStatus(svc)).state === "closed") recoveredAt = load.now();
         else await pause(20);
