@@ -158,7 +158,8 @@ async function conformance(binary: string, transport: "tollgate" | "node"): Prom
       // comes back as `…/1` whatever its id; the id asked for is the one it answers.
       for (const id of again.map((r) => r.id)) {
         const alone = await h2spec(binary, svc.grpcPort, [id], 10);
-        if (alone.length !== 1 || alone[0] === undefined) throw new Error(`h2spec ${id}: ${alone.length} results`);
+        if (alone.length !== 1 || alone[0] === undefined)
+          throw new Error(`h2spec ${id}: ${alone.length} results`);
         results.set(id, { ...alone[0], id });
       }
     }
