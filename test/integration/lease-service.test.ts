@@ -110,6 +110,10 @@ describe("two-tier limiting across three tollgate processes", () => {
   }
 
   it("serves a hot key within its limit with at most 0.02 Redis round trips per decision", async () => {
+    // Each process takes its first lease in a warm-up: the window measures the steady state. On a
+    // loaded CI machine the node:http2 client drives only ~100 decisions/s per process, so the three
+    // first grants alone (3 round trips over ~150 decisions) sat right at the bound.
+    await load("roomy", 300);
     const before = await Promise.all(services.map(roundTrips));
     const { admittedAt, decisions } = await load("roomy", 1500);
     const after = await Promise.all(services.map(roundTrips));
