@@ -47,7 +47,7 @@ class H2CallStream implements AcceptStream {
 
 /**
  * A long-lived response on an own-transport stream: headers once, messages within the peer's windows
- * (parked in order while they are shut), trailers after the last parked byte (protocol/h2/connection.ts).
+ * (parked in order while they are shut), trailers after the last parked byte (protocol/h2/send.ts).
  */
 class H2StreamWire implements StreamWire {
   constructor(readonly stream: H2Stream) {}
