@@ -4,14 +4,17 @@
  * own `Registry` (never prom-client's global one), served by `GET /metrics` through {@link TollgateMetrics.text}.
  *
  * Hot path: a decision is two Map lookups and an add into a per-rule array, with no object built per
- * call; the counters are brought up to date when scraped.
+ * call; the counters are brought up to date when scraped (decision-counts.ts). The RLQS metrics are
+ * {@link TollgateMetrics.rlqs} (rlqs-metrics.ts).
  */
 import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { DecisionResult, EngineMetrics } from "../engine/metrics-port.js";
 import { type Clock, type LimitOverride, systemClock } from "../engine/types.js";
 import { REDIS_ERROR_CODES } from "../store/redis/errors.js";
 import { VERSION } from "../version.js";
+import { DecisionCounts } from "./decision-counts.js";
 import { defineMetrics, defineWorkerMetrics, type MetricSet, PREFIX } from "./definitions.js";
+import { RlqsMetrics } from "./rlqs-metrics.js";
 import { OVERFLOW, SeriesCap } from "./series-cap.js";
 
 /** Circuit breaker states, reported as 0, 1 and 2. */
@@ -50,60 +53,21 @@ export interface MetricsOptions {
   readonly transport?: string;
 }
 
-const RESULTS: readonly DecisionResult[] = [
-  "ok",
-  "over_limit",
-  "shadow_over_limit",
-  "unlimited",
-  "no_match",
-  "policy_allow",
-  "policy_deny",
-  "fallback",
-];
-const RESULT_INDEX: Readonly<Record<DecisionResult, number>> = {
-  ok: 0,
-  over_limit: 1,
-  shadow_over_limit: 2,
-  unlimited: 3,
-  no_match: 4,
-  policy_allow: 5,
-  policy_deny: 6,
-  fallback: 7,
-};
-const N = RESULTS.length;
-
-/**
- * Unflushed counts of one domain/rule pair: decisions per result at `[i]`, hits per result at
- * `[N + i]`. prom-client hashes label objects on every `inc` (as in `observe`:
- * docs/decisions/histogram.md), so the hot path adds to this array and the counters catch up when
- * scraped (see `flush`).
- */
-interface RuleSeries {
-  readonly domain: string;
-  readonly rule: string;
-  readonly pending: Float64Array;
-  queued: boolean;
-}
-
 export class TollgateMetrics implements EngineMetrics {
   /** The registry every tollgate metric lives on. */
   readonly registry: Registry;
   /** Content-Type of {@link text}'s output (Prometheus text format). */
   readonly contentType: string;
+  /** The RLQS stream and session metrics (rlqs-metrics.ts). */
+  readonly rlqs: RlqsMetrics;
   private readonly m: MetricSet;
   private readonly clock: Clock;
-  /** domain → rule → children; at most `maxSeries` pairs, then {@link overflowRule}. */
-  private readonly rules = new Map<string, Map<string, RuleSeries>>();
-  private readonly maxSeries: number;
-  private ruleCount = 0;
+  private readonly counts: DecisionCounts;
   private leaseHits = 0;
   private leaseMisses = 0;
   private readonly storeTimers = new Map<string, ReturnType<MetricSet["storeSeconds"]["labels"]>>();
   /** Calls in flight; the gauge reads it at scrape time (no prom-client call per request). */
   private inFlightCount = 0;
-  private readonly overflowRule: RuleSeries;
-  /** Series with unflushed counts. */
-  private readonly queued: RuleSeries[] = [];
   private readonly details: SeriesCap<Counter.Internal>;
   private readonly overrides: SeriesCap<Counter.Internal>;
   /** Requests started so far (a cluster worker's `tollgate_worker_requests_total` reads it). */
@@ -124,8 +88,7 @@ export class TollgateMetrics implements EngineMetrics {
     );
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     if (options.worker) defineWorkerMetrics(this.registry, options.worker, () => this.started);
-    this.maxSeries = maxSeries;
-    this.overflowRule = newSeries(OVERFLOW, OVERFLOW);
+    this.counts = new DecisionCounts(this.m, maxSeries);
     // Keys are "domain\0rule\0result\0value": NUL cannot occur in config paths or result names.
     this.details = new SeriesCap(maxSeries, (key) => {
       const [domain = OVERFLOW, rule = OVERFLOW, result = OVERFLOW, ...rest] =
@@ -137,8 +100,7 @@ export class TollgateMetrics implements EngineMetrics {
     for (const kind of STORE_ERROR_KINDS) this.m.storeErrors.inc({ kind }, 0);
     for (const reason of REJECT_REASONS) this.m.rejected.inc({ reason }, 0);
     for (const result of ["success", "failure"] as const) this.m.reloads.inc({ result }, 0);
-    for (const reason of ["ok", "invalid_argument", "internal", "closed"] as const)
-      this.m.rlqsStreamsClosed.inc({ reason }, 0);
+    this.rlqs = new RlqsMetrics(this.m);
     this.overrides = new SeriesCap(maxSeries, (key) => {
       const [domain = OVERFLOW, result = OVERFLOW, override = OVERFLOW] =
         key === OVERFLOW ? [] : key.split("\0");
@@ -147,15 +109,7 @@ export class TollgateMetrics implements EngineMetrics {
   }
 
   decision(domain: string, rulePath: string, result: DecisionResult, hits: number, detail?: string): void {
-    const series = this.ruleSeries(domain, rulePath);
-    const { pending } = series;
-    const i = RESULT_INDEX[result];
-    pending[i] = (pending[i] ?? 0) + 1;
-    if (hits > 0) pending[N + i] = (pending[N + i] ?? 0) + hits;
-    if (!series.queued) {
-      series.queued = true;
-      this.queued.push(series);
-    }
+    this.counts.add(domain, rulePath, result, hits);
     if (detail !== undefined) this.details.get(`${domain}\0${rulePath}\0${result}\0${detail}`).inc();
   }
 
@@ -218,37 +172,6 @@ export class TollgateMetrics implements EngineMetrics {
     this.leaseMisses++;
   }
 
-  /** An RLQS stream opened. */
-  rlqsStreamOpened(): void {
-    this.m.rlqsStreams.inc();
-  }
-
-  /** An RLQS stream ended, and why. */
-  rlqsStreamClosed(reason: "ok" | "invalid_argument" | "internal" | "closed"): void {
-    this.m.rlqsStreams.dec();
-    this.m.rlqsStreamsClosed.inc({ reason });
-  }
-
-  /** `buckets` bucket usages arrived in one report of a configured rlqs domain. */
-  rlqsUsage(domain: string, buckets: number): void {
-    this.m.rlqsUsages.inc({ domain }, buckets);
-  }
-
-  /** An assignment was sent. */
-  rlqsAssignment(domain: string, kind: "allow_all" | "deny_all" | "token_bucket" | "fallback"): void {
-    this.m.rlqsAssignments.inc({ domain, kind });
-  }
-
-  /** A bucket was abandoned. */
-  rlqsAbandon(domain: string): void {
-    this.m.rlqsAbandons.inc({ domain });
-  }
-
-  /** The shared usage board failed a report; `policy` answered. */
-  rlqsBoardError(domain: string, policy: string): void {
-    this.m.rlqsBoardErrors.inc({ domain, policy });
-  }
-
   /** Live instance count, as seen through the heartbeat (or pinned by a setting). */
   instances(count: number): void {
     this.m.instances.set(count);
@@ -269,9 +192,7 @@ export class TollgateMetrics implements EngineMetrics {
    * each load), so `rate()` over them sees the first answers. Takes a series slot like a decision.
    */
   decisionsAtZero(domain: string, rulePath: string, results: readonly DecisionResult[]): void {
-    const series = this.ruleSeries(domain, rulePath);
-    if (series === this.overflowRule) return;
-    for (const result of results) this.m.decisions.inc({ domain, rule: rulePath, result }, 0);
+    this.counts.atZero(domain, rulePath, results);
   }
 
   /** A request was refused before any decision. */
@@ -301,38 +222,6 @@ export class TollgateMetrics implements EngineMetrics {
     if (this.leaseMisses > 0) this.m.leaseLocal.inc({ outcome: "miss" }, this.leaseMisses);
     this.leaseHits = 0;
     this.leaseMisses = 0;
-    for (const series of this.queued) {
-      const { pending, domain, rule } = series;
-      for (let i = 0; i < N; i++) {
-        const result = RESULTS[i] as DecisionResult;
-        const decided = pending[i] ?? 0;
-        const hits = pending[N + i] ?? 0;
-        if (decided > 0) this.m.decisions.inc({ domain, rule, result }, decided);
-        if (hits > 0) this.m.hits.inc({ domain, rule, result }, hits);
-      }
-      pending.fill(0);
-      series.queued = false;
-    }
-    this.queued.length = 0;
+    this.counts.flush();
   }
-
-  private ruleSeries(domain: string, rule: string): RuleSeries {
-    let byRule = this.rules.get(domain);
-    const hit = byRule?.get(rule);
-    if (hit !== undefined) return hit;
-    // A new domain/rule pair takes one slot; past the cap (e.g. a flood of unknown domains) they share one.
-    if (this.ruleCount >= this.maxSeries) return this.overflowRule;
-    this.ruleCount += 1;
-    const made = newSeries(domain, rule);
-    if (byRule === undefined) {
-      byRule = new Map();
-      this.rules.set(domain, byRule);
-    }
-    byRule.set(rule, made);
-    return made;
-  }
-}
-
-function newSeries(domain: string, rule: string): RuleSeries {
-  return { domain, rule, pending: new Float64Array(2 * N), queued: false };
 }

@@ -50,7 +50,7 @@ export type RlqsAction =
 /** What made an assignment, for metrics (bounded). */
 export type AssignmentKind = "allow_all" | "deny_all" | "token_bucket" | "fallback";
 
-/** Metrics the session reports (TollgateMetrics implements them). */
+/** Metrics the session reports (TollgateMetrics.rlqs implements them). */
 export interface RlqsEvents {
   rlqsUsage(domain: string, buckets: number): void;
   rlqsAssignment(domain: string, kind: AssignmentKind): void;

@@ -19,7 +19,7 @@ import { decodeReport, encodeResponse } from "./codec.js";
 
 export const RLQS_PATH = "/envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas";
 
-/** Stream accounting (TollgateMetrics implements it). */
+/** Stream accounting (TollgateMetrics.rlqs implements it). */
 export interface RlqsStreamEvents {
   rlqsStreamOpened(): void;
   rlqsStreamClosed(reason: "ok" | "invalid_argument" | "internal" | "closed"): void;
