@@ -1,14 +1,24 @@
 /**
  * The decision engine: plan each descriptor, charge every bucket of the request in one
  * all-or-nothing store call, then combine — overall code, shadow, quota mode, unlimited, the binding
- * status and the headers. Pure apart from the injected Store, Clock and metrics.
+ * status and the headers. Pure apart from the injected Store, Clock and metrics. The takes of a
+ * request are built and read in request-takes.ts, a shard retry or an admitted charge after the
+ * first answer in second-takes.ts.
  */
-import { isForced, type Outcome, type Store, type Take } from "../store/store.js";
+import type { Outcome, Store, Take } from "../store/store.js";
 import { type HeaderFormat, type HeaderStatus, rateLimitHeaders } from "./headers.js";
 import type { DecisionObserver, DecisionResult, EngineMetrics } from "./metrics-port.js";
 import { type FallbackMatch, type Plan, Planner, planKeys } from "./plan.js";
-import { anyDenied, detailOf, type Group, NO_OUTCOMES, type Pending, takeOf } from "./request-takes.js";
-import { otherShard } from "./shards.js";
+import {
+  anyDenied,
+  denies,
+  detailOf,
+  type Group,
+  NO_OUTCOMES,
+  type Pending,
+  takeOf,
+} from "./request-takes.js";
+import { chargeAdmitted, retryShards, shardRetryCanHelp } from "./second-takes.js";
 import { describe, noLimitStatus } from "./status.js";
 import type {
   Algorithm,
@@ -138,7 +148,7 @@ export class Engine {
     // A blocked (requests_per_unit 0) descriptor may deny the request before any bucket is read;
     // then the other buckets are only peeked, so the denied request consumes nothing.
     const blockedOver = plans.map((p) => p.kind === "limited" && p.blocked >= 0);
-    const peekOnly = this.denies(plans, blockedOver) && !this.globalShadow;
+    const peekOnly = denies(plans, blockedOver) && !this.globalShadow;
     const groups: Group[] = [];
     const takes = this.buildTakes(plans, groups, peekOnly);
     const d: Pending = { q, plans, blockedOver, peekOnly, groups, takes };
@@ -150,8 +160,8 @@ export class Engine {
 
   /** The first store answer is in: a hot-key shard retry may still need the store. */
   private charged(d: Pending, outcomes: Outcome[]): RateLimitAnswer | Promise<RateLimitAnswer> {
-    if (!d.peekOnly && this.shardRetryCanHelp(d.plans, d.groups, outcomes, d.blockedOver))
-      return this.retryShards(d.groups, d.takes, outcomes).then((o) => this.decided(d, o));
+    if (!d.peekOnly && shardRetryCanHelp(d, outcomes, this.globalShadow))
+      return retryShards(this.deps.store, this.random, d, outcomes).then((o) => this.decided(d, o));
     return this.decided(d, outcomes);
   }
 
@@ -159,12 +169,12 @@ export class Engine {
   private decided(d: Pending, outcomes: Outcome[]): RateLimitAnswer | Promise<RateLimitAnswer> {
     const over = d.blockedOver.slice();
     for (const g of d.groups) over[g.descriptor] = anyDenied(outcomes, g);
-    const denied = this.denies(d.plans, over);
+    const denied = denies(d.plans, over);
     const overallCode = denied && !this.globalShadow ? "OVER_LIMIT" : "OK";
     if (overallCode === "OK" && outcomes.some((o) => !o.allowed)) {
       // Admitted although some bucket refused (shadow or quota mode, global shadow): the
       // all-or-nothing call charged nothing, so charge the buckets that can pass now.
-      return this.chargeAdmitted(d.takes, outcomes).then((o) => this.answer(d, overallCode, o));
+      return chargeAdmitted(this.deps.store, d.takes, outcomes).then((o) => this.answer(d, overallCode, o));
     }
     return this.answer(d, overallCode, outcomes);
   }
@@ -223,21 +233,6 @@ export class Engine {
     return answer;
   }
 
-  /** OVER_LIMIT when an enforced non-quota descriptor is over, or every quota_mode descriptor is. */
-  private denies(plans: readonly Plan[], over: readonly boolean[]): boolean {
-    let quotas = 0;
-    let quotasOver = 0;
-    for (let i = 0; i < plans.length; i++) {
-      const p = plans[i] as Plan;
-      if (p.kind !== "limited" || p.shadow) continue;
-      if (p.quota) {
-        quotas++;
-        if (over[i]) quotasOver++;
-      } else if (over[i]) return true;
-    }
-    return quotas > 0 && quotasOver === quotas;
-  }
-
   /** One take per bucket, grouped by descriptor; a sharded descriptor starts on a random shard. */
   private buildTakes(plans: readonly Plan[], groups: Group[], peekOnly: boolean): Take[] {
     const takes: Take[] = [];
@@ -248,71 +243,5 @@ export class Engine {
       for (let li = 0; li < plan.limits.length; li++) takes.push(takeOf(plan, li, shard, peekOnly));
     });
     return takes;
-  }
-
-  /** False when an unsharded enforced denial decides the request anyway: no second round trip. */
-  private shardRetryCanHelp(
-    plans: readonly Plan[],
-    groups: readonly Group[],
-    outcomes: readonly Outcome[],
-    blockedOver: readonly boolean[],
-  ): boolean {
-    // Only a sharded descriptor can move to another shard; most requests have none.
-    if (!groups.some((g) => g.plan.shards > 1)) return false;
-    if (this.globalShadow) return true;
-    const fixedOver = blockedOver.slice();
-    for (const g of groups) if (g.plan.shards < 2) fixedOver[g.descriptor] = anyDenied(outcomes, g);
-    return !this.denies(plans, fixedOver);
-  }
-
-  /**
-   * Sharded hot keys: a descriptor denied on its shard is moved, all its limits together (one hash
-   * tag), to one other shard, and the whole request is tried once more (bound in engine/shards.ts).
-   */
-  private async retryShards(
-    groups: readonly Group[],
-    takes: Take[],
-    outcomes: Outcome[],
-  ): Promise<Outcome[]> {
-    let retried = false;
-    const moved = new Set<number>();
-    for (const g of groups) {
-      if (g.plan.shards < 2 || !anyDenied(outcomes, g)) continue;
-      g.shard = otherShard(g.shard, g.plan.shards, this.random);
-      for (let li = 0; li < g.plan.limits.length; li++) {
-        takes[g.start + li] = takeOf(g.plan, li, g.shard, false);
-        moved.add(g.start + li);
-      }
-      retried = true;
-    }
-    if (!retried) return outcomes;
-    // The first call applied its forced takes (refunds, overdraft charges) already: the retry only
-    // looks at their buckets, and their first outcomes stand.
-    const forced: number[] = [];
-    const retry = takes.map((t, i) => {
-      if (moved.has(i) || !isForced(t)) return t;
-      forced.push(i);
-      return { key: t.key, policy: t.policy, cost: 0, onStoreError: t.onStoreError, lease: t.lease };
-    });
-    const again = await this.deps.store.take(retry);
-    for (const i of forced) again[i] = outcomes[i] as Outcome;
-    return again;
-  }
-
-  private async chargeAdmitted(takes: readonly Take[], outcomes: Outcome[]): Promise<Outcome[]> {
-    const at: number[] = [];
-    outcomes.forEach((o, i) => {
-      // Forced takes (refunds, overdraft charges) were applied by the first call already.
-      const t = takes[i];
-      if (o.allowed && t !== undefined && t.cost > 0 && !isForced(t)) at.push(i);
-    });
-    if (at.length === 0) return outcomes;
-    const charged = await this.deps.store.take(at.map((i) => takes[i] as Take));
-    const merged = outcomes.slice();
-    at.forEach((i, j) => {
-      const o = charged[j];
-      if (o) merged[i] = o;
-    });
-    return merged;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * A planned request between its plan and its answer (decide.ts): its takes, grouped by descriptor,
- * and how their outcomes are read back.
+ * how their outcomes are read back, and whether they deny the request.
  */
 import type { Outcome, Take } from "../store/store.js";
 import type { LimitedPlan, Plan } from "./plan.js";
@@ -55,4 +55,19 @@ export function takeOf(plan: LimitedPlan, limit: number, shard: number, peek: bo
 /** The `detailed_metric` value of a descriptor: its runtime `key_value` pairs (metrics/ caps them). */
 export function detailOf(entries: readonly Entry[]): string {
   return entries.map((e) => `${e.key}_${e.value}`).join(".");
+}
+
+/** OVER_LIMIT when an enforced non-quota descriptor is over, or every quota_mode descriptor is. */
+export function denies(plans: readonly Plan[], over: readonly boolean[]): boolean {
+  let quotas = 0;
+  let quotasOver = 0;
+  for (let i = 0; i < plans.length; i++) {
+    const p = plans[i] as Plan;
+    if (p.kind !== "limited" || p.shadow) continue;
+    if (p.quota) {
+      quotas++;
+      if (over[i]) quotasOver++;
+    } else if (over[i]) return true;
+  }
+  return quotas > 0 && quotasOver === quotas;
 }
