@@ -13,11 +13,14 @@
  * - When the shared store fails, tokens already leased keep serving; then takes go to `inner` (the
  *   guard), whose failure policy decides.
  * - Remaining/reset on a leased bucket are estimates (the shared count at the last grant plus ours).
+ *
+ * The leases held, their expiry and the return of their tokens: lease-table.ts; one refill: refill.ts.
  */
 import type { Clock, LeaseOptions } from "../../engine/types.js";
 import { isForced, type Outcome, type Store, type Take } from "../store.js";
 import type { LeaseBackend } from "./backend.js";
-import { Lease } from "./lease.js";
+import type { Lease } from "./lease.js";
+import { LeaseTable } from "./lease-table.js";
 import { refillLease } from "./refill.js";
 
 export interface LeaseMetrics {
@@ -63,21 +66,21 @@ export class LeasedStore implements Store {
   readonly kind: string;
   readonly #o: LeasedStoreOptions;
   readonly #metrics: LeaseMetrics;
-  readonly #leases = new Map<string, Lease>();
+  readonly #leases: LeaseTable;
   readonly #timer: NodeJS.Timeout;
-  #returning: Promise<void>[] = [];
 
   constructor(options: LeasedStoreOptions) {
     this.#o = options;
     this.kind = `lease(${options.inner.kind})`;
     this.#metrics = options.metrics ?? NO_METRICS;
+    this.#leases = new LeaseTable(options, this.#metrics);
     this.#timer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 250);
     this.#timer.unref();
   }
 
   /** Leases held (for tests and diagnostics). */
   get leases(): ReadonlyMap<string, Lease> {
-    return this.#leases;
+    return this.#leases.all;
   }
 
   take(takes: readonly Take[]): Promise<Outcome[]> {
@@ -101,7 +104,7 @@ export class LeasedStore implements Store {
         direct.push(index);
         return;
       }
-      const lease = this.#lease(t, options, now);
+      const lease = this.#leases.lease(t, options, now);
       // Tokens of a fixed window that has ended (a refill kept the lease) may not be spent.
       if (now >= lease.windowEndMs) lease.tokens = 0;
       if (lease.tokens >= t.cost) {
@@ -244,37 +247,13 @@ export class LeasedStore implements Store {
   /** Return every leased token, then close the inner store. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    const all = [...this.#leases.values()];
-    this.#leases.clear();
-    await this.#return(all);
-    await Promise.allSettled(this.#returning);
+    await this.#leases.returnAll();
     await this.#o.inner.close();
   }
 
   /** Return the tokens of expired leases to the shared bucket (also runs on a timer). */
   sweep(): Promise<void> {
-    const now = this.#o.clock.now();
-    const expired: Lease[] = [];
-    for (const lease of this.#leases.values()) {
-      if (lease.expired(now) && lease.refill === undefined) {
-        expired.push(lease);
-        this.#leases.delete(lease.key);
-      }
-    }
-    return this.#return(expired);
-  }
-
-  #lease(t: Take, options: LeaseOptions, now: number): Lease {
-    let lease = this.#leases.get(t.key);
-    if (lease?.expired(now) && lease.refill === undefined) {
-      void this.#return([lease]);
-      lease = undefined;
-    }
-    if (!lease) {
-      lease = new Lease(t.key, t.policy, options);
-      this.#leases.set(t.key, lease);
-    }
-    return lease;
+    return this.#leases.sweep();
   }
 
   /** Start topping up a lease that runs low, in the background (see Lease.low). */
@@ -285,27 +264,5 @@ export class LeasedStore implements Store {
 
   #release(reserved: readonly { lease: Lease; cost: number }[]): void {
     for (const r of reserved) r.lease.tokens += r.cost;
-  }
-
-  #return(leases: readonly Lease[]): Promise<void> {
-    const now = this.#o.clock.now();
-    const takes = leases
-      .filter((l) => l.tokens > 0 && l.returnable(now))
-      .map((l) => ({ key: l.key, policy: l.policy, cost: l.tokens }));
-    if (takes.length === 0) {
-      for (const l of leases) l.tokens = 0;
-      return Promise.resolve();
-    }
-    const tokens = takes.reduce((n, t) => n + t.cost, 0);
-    for (const l of leases) l.tokens = 0;
-    const p = this.#o.backend.refund(takes).then(
-      () => this.#metrics.leaseReturned(tokens),
-      () => {}, // the shared store is away: the tokens come back when the bucket refills (TTL)
-    );
-    this.#returning.push(p);
-    void p.finally(() => {
-      this.#returning = this.#returning.filter((x) => x !== p);
-    });
-    return p;
   }
 }
