@@ -1,37 +1,27 @@
 /**
  * The composition root: settings → logger → metrics → config source → config → store → tenant
- * overrides → TLS files →
- * HTTP → gRPC → debug listener → config watcher, each a named step of a {@link Startup}
- * (src/startup.ts). A step that fails closes what the earlier ones opened, last first, and startApp
- * rejects with a StartupError naming it; shutdown closes the same list in the same order. Nothing
- * else wires components together.
+ * overrides → TLS files → HTTP → gRPC → debug listener → config watcher, each a named step of a
+ * {@link Startup} (src/startup.ts). A step that fails closes what the earlier ones opened, last
+ * first, and startApp rejects with a StartupError naming it; shutdown closes the same list in the
+ * same order. What the HTTP and gRPC ports serve is built in app-servers.ts. Nothing else wires
+ * components together.
  */
-import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { appGrpcServer, appRoutes, readTls, type ServedParts } from "./app-servers.js";
 import { createConfigSource } from "./config-source.js";
 import { type ConfigState, loadConfigState, type ReloadAnswer, type ReloadStatus } from "./config-state.js";
 import { startDebugListener } from "./debug-listener.js";
 import { decisionLog } from "./decision-log.js";
 import { Engine } from "./engine/decide.js";
-import { matchTier, tierOf } from "./engine/tiers.js";
+import { matchTier } from "./engine/tiers.js";
 import { type RuleSet, systemClock } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import { TollgateMetrics } from "./metrics/metrics.js";
-import { adminTenantRoutes } from "./protocol/admin-tenants.js";
-import type { QueryBounds } from "./protocol/codec.js";
-import { createCheckMethod } from "./protocol/ext-authz.js";
-import { createGrpcServer, type TlsOptions } from "./protocol/grpc/server.js";
-import { HealthState, healthMethod } from "./protocol/health.js";
+import { HealthState } from "./protocol/health.js";
 import { createHttpServer } from "./protocol/http.js";
-import { quotaRoutes } from "./protocol/quota.js";
-import { rlqsMethod } from "./protocol/rlqs/service.js";
-import { rlsMethod } from "./protocol/rls.js";
-import { httpRoutes } from "./protocol/routes.js";
 import type { Settings } from "./settings.js";
 import { type Closed, listenOrClose, Startup } from "./startup.js";
 import { type BuiltStore, createStore } from "./store/create.js";
-import { MemoryUsageBoard } from "./store/rlqs/memory-board.js";
 import { createTenantOverrides } from "./store/tenants/create.js";
 import { TenantTierState } from "./tenant-tiers.js";
 import { validationOptionsOf } from "./validation.js";
@@ -152,56 +142,8 @@ async function startSteps(
     fallback: (domain, entries) => matchTier(tenantTiers.current(), domain, entries),
     ...decisionLog(logger, { rules: () => config.current().rules, clock }),
   });
-  const bounds: QueryBounds = {
-    maxDescriptors: settings.maxDescriptors,
-    maxEntries: settings.maxEntries,
-    maxKeyValueBytes: settings.maxKeyValueBytes,
-  };
-  // The HTTP routes take a promise; the gRPC method takes the answer itself when it is ready at once.
-  const decideLater = async (q: Parameters<Engine["shouldRateLimit"]>[0]) => engine.shouldRateLimit(q);
-
-  const routes = new Map([
-    ...httpRoutes({
-      health,
-      decide: decideLater,
-      bounds,
-      metrics: options.metricsText
-        ? { text: options.metricsText, contentType: metrics.contentType }
-        : metrics,
-      rulesText: () => [...config.describe(), ...tenantTiers.describe()],
-      storeStatus: () => (built.guard ? built.guard.status() : { kind: built.store.kind }),
-      rejected: (reason) => metrics.rejected(reason),
-    }),
-    ...quotaRoutes({
-      decide: decideLater,
-      bucketKeys: (q) => engine.bucketKeys(q),
-      reset: (keys) => built.store.reset(keys),
-      adminToken: settings.adminToken,
-      bounds,
-      tierOf: (domain, entries) => {
-        const tiers = tenantTiers.current();
-        const tenant = entries.find((e) => e.key === tiers.tables.get(domain)?.tenantKey);
-        return tenant === undefined ? undefined : tierOf(tiers, domain, tenant.value);
-      },
-    }),
-    ...adminTenantRoutes({
-      tiers: tenantTiers,
-      adminToken: settings.adminToken,
-      maxTenantBytes: settings.maxKeyValueBytes,
-      audit: (c) =>
-        logger.info(
-          {
-            audit: "tenant_tier",
-            action: c.action,
-            who: { credential: "admin-token", remote: c.remote },
-            tenant: c.tenant,
-            old: c.old ?? null,
-            new: c.new ?? null,
-          },
-          "tenant tier override changed",
-        ),
-    }),
-  ]);
+  const parts: ServedParts = { settings, logger, clock, metrics, health, config, built, tenantTiers, engine };
+  const routes = appRoutes(parts, options.metricsText);
   const onHttpError = (err: unknown) => logger.error({ err }, "http handler error");
 
   const httpAddress = await startup.step("http listen", async () => {
@@ -209,48 +151,8 @@ async function startSteps(
     return { value: await listenOrClose(http, settings.httpAddr), close: () => http.close() };
   });
 
-  // The `local` failure policy's RLQS board: this instance's Envoys only, limits divided by instances.
-  const rlqsLocalBoard = new MemoryUsageBoard({ clock });
   const grpcAddress = await startup.step("grpc listen", async () => {
-    const grpc = createGrpcServer({
-      methods: [
-        rlsMethod((q) => engine.shouldRateLimit(q), bounds),
-        createCheckMethod({ engine, rules: () => config.current().extAuthz }),
-        healthMethod(health),
-      ],
-      streamMethods: [
-        rlqsMethod({
-          config: () => config.current(),
-          board: built.rlqsBoard,
-          localBoard: rlqsLocalBoard,
-          instances: () => built.instances(),
-          clock,
-          instanceId: randomUUID(),
-          defaultPolicy: settings.onStoreError,
-          keyPrefix: settings.keyPrefix,
-          events: metrics.rlqs,
-          streamEvents: metrics.rlqs,
-          onError: (err, where) => logger.error({ err, where }, "rlqs stream error"),
-        }),
-      ],
-      maxMessageBytes: settings.maxMessageBytes,
-      maxInFlight: settings.maxInFlight,
-      transport: settings.grpcTransport,
-      maxConnections: settings.grpcMaxConnections,
-      maxBufferedBytes: settings.grpcMaxBufferedBytes,
-      limits: {
-        maxStreams: settings.grpcMaxConcurrentStreams,
-        connectionWindow: settings.grpcConnectionWindow,
-        maxUnsentBytes: settings.grpcMaxUnsentBytes,
-        resetBurst: settings.grpcResetBurst,
-        resetRate: settings.grpcResetRate,
-        handshakeTimeoutMs: settings.grpcHandshakeTimeout,
-        requestTimeoutMs: settings.grpcRequestTimeout,
-      },
-      ...(tls === undefined ? {} : { tls }),
-      onError: (err, where) => logger.debug({ err, where }, "grpc peer error"),
-      events: metrics,
-    });
+    const grpc = appGrpcServer(parts, tls);
     return {
       value: await listenOrClose(grpc, settings.grpcAddr),
       close: () => grpc.drain(settings.drainTimeout),
@@ -316,14 +218,4 @@ async function openStore(settings: Settings, deps: Parameters<typeof createStore
     throw err;
   }
   return { value: built, close: () => built.close() };
-}
-
-/** The gRPC TLS files (`--tls-cert`, `--tls-key`, `--tls-client-ca`), or undefined for h2c. */
-function readTls(settings: Settings): TlsOptions | undefined {
-  if (!settings.tlsCert) return undefined;
-  return {
-    cert: readFileSync(settings.tlsCert),
-    key: readFileSync(settings.tlsKey),
-    ...(settings.tlsClientCa ? { clientCa: readFileSync(settings.tlsClientCa) } : {}),
-  };
 }
