@@ -5,9 +5,9 @@
  * consume their messages).
  */
 import { connect } from "node:http2";
-import { afterEach, describe, expect, it } from "vitest";
-import type { Service } from "../helpers/service.js";
+import { describe, expect, it } from "vitest";
 import {
+  check,
   DATA,
   END_HEADERS,
   expectTargets,
@@ -17,18 +17,13 @@ import {
   RLS_BLOCK,
   report,
   sleep,
-  startTarget,
+  targetPerTest,
   underAttack,
 } from "./kit.js";
 
-const check = (cond: boolean, what: string) => expect(cond, what).toBe(true);
 const MIB = 1 << 20;
 
-let svc: Service | undefined;
-afterEach(async () => {
-  await svc?.stop("SIGKILL");
-  svc = undefined;
-});
+const start = targetPerTest();
 
 /** One attacking connection: `streams` uploads of a 4 MiB message, within the windows granted. */
 class Uploader {
@@ -72,7 +67,7 @@ class Uploader {
 
 describe("request bodies, own transport", () => {
   it("20 connections of 240 unfinished 4 MiB uploads stay within the buffer bounds", async () => {
-    svc = await startTarget("tollgate", ["--grpc-max-buffered-bytes", String(64 * MIB)]);
+    const svc = await start("tollgate", ["--grpc-max-buffered-bytes", String(64 * MIB)]);
     const port = svc.grpcPort;
     let uploaders: Uploader[] = [];
     const o = await underAttack(
@@ -106,7 +101,7 @@ describe("request bodies, own transport", () => {
   }, 60_000);
 
   it("a long-lived connection sends many times the initial window: the connection window is refilled", async () => {
-    svc = await startTarget("tollgate");
+    const svc = await start("tollgate");
     const session = connect(`http://127.0.0.1:${svc.grpcPort}`);
     session.on("error", () => {});
     const message = Buffer.alloc(5 + 3 * MIB, 0x41);

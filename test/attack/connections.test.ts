@@ -4,38 +4,32 @@
  * and answers parked behind a zero window, each against the own transport with another client measuring.
  */
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PREFACE } from "../../src/protocol/h2/frames.js";
-import type { Service } from "../helpers/service.js";
 import {
   CANCEL,
+  check,
   END_HEADERS,
   ENHANCE_YOUR_CALM,
   expectTargets,
   frame,
   HEADERS,
+  INITIAL_WINDOW_SIZE,
   RawPeer,
   REFUSED_STREAM,
   RLS_BLOCK,
   report,
   request,
   sleep,
-  startTarget,
+  targetPerTest,
   underAttack,
 } from "./kit.js";
 
-const check = (cond: boolean, what: string) => expect(cond, what).toBe(true);
-const INITIAL_WINDOW_SIZE = 0x4;
-
-let svc: Service | undefined;
-afterEach(async () => {
-  await svc?.stop("SIGKILL");
-  svc = undefined;
-});
+const start = targetPerTest();
 
 describe("connections and streams, own transport", () => {
   it("slowloris: connections without a preface or SETTINGS are closed at the handshake deadline", async () => {
-    svc = await startTarget("tollgate", ["--grpc-handshake-timeout", "1s"]);
+    const svc = await start("tollgate", ["--grpc-handshake-timeout", "1s"]);
     const port = svc.grpcPort;
     const sockets: { closed: boolean }[] = [];
     const o = await underAttack(svc, async () => {
@@ -67,7 +61,7 @@ describe("connections and streams, own transport", () => {
   }, 60_000);
 
   it("connections past --grpc-max-connections are closed as they arrive", async () => {
-    svc = await startTarget("tollgate", ["--grpc-max-connections", "20"]);
+    const svc = await start("tollgate", ["--grpc-max-connections", "20"]);
     const port = svc.grpcPort;
     const peers = Array.from({ length: 40 }, () => {
       const p = new RawPeer(port);
@@ -84,7 +78,7 @@ describe("connections and streams, own transport", () => {
   }, 30_000);
 
   it("one connection cannot take every in-flight slot, and its unfinished requests are reset at the deadline", async () => {
-    svc = await startTarget("tollgate", [
+    const svc = await start("tollgate", [
       "--max-in-flight",
       "300",
       "--grpc-max-concurrent-streams",
@@ -119,7 +113,7 @@ describe("connections and streams, own transport", () => {
   }, 60_000);
 
   it("answers parked behind a zero window past --grpc-max-unsent-bytes end the connection", async () => {
-    svc = await startTarget("tollgate", ["--grpc-max-unsent-bytes", "4096"]);
+    const svc = await start("tollgate", ["--grpc-max-unsent-bytes", "4096"]);
     const peer = new RawPeer(svc.grpcPort);
     peer.open([[INITIAL_WINDOW_SIZE, 0]]);
     const o = await underAttack(svc, async () => {

@@ -3,36 +3,30 @@
  * on zero stream windows, SETTINGS frames of thousands of entries, and a PING flood from a peer that
  * never reads the acknowledgements, each against the own transport with another client measuring.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import type { Service } from "../helpers/service.js";
+import { describe, expect, it } from "vitest";
 import {
+  check,
   ENHANCE_YOUR_CALM,
   expectTargets,
   frame,
+  INITIAL_WINDOW_SIZE,
   PING,
   RawPeer,
   report,
   request,
   settings,
   sleep,
-  startTarget,
+  targetPerTest,
   u32,
   underAttack,
   WINDOW_UPDATE,
 } from "./kit.js";
 
-const INITIAL_WINDOW_SIZE = 0x4;
-const check = (cond: boolean, what: string) => expect(cond, what).toBe(true);
-
-let svc: Service | undefined;
-afterEach(async () => {
-  await svc?.stop("SIGKILL");
-  svc = undefined;
-});
+const start = targetPerTest();
 
 describe("control frames, own transport", () => {
   it("a WINDOW_UPDATE flood does not walk the streams waiting on their own windows", async () => {
-    svc = await startTarget("tollgate");
+    const svc = await start("tollgate");
     const peer = new RawPeer(svc.grpcPort);
     peer.open([[INITIAL_WINDOW_SIZE, 0]]); // every answer's DATA waits on its stream window
     const streams = 900;
@@ -64,7 +58,7 @@ describe("control frames, own transport", () => {
   }, 60_000);
 
   it("a SETTINGS frame of 2,730 entries gets GOAWAY ENHANCE_YOUR_CALM at once", async () => {
-    svc = await startTarget("tollgate");
+    const svc = await start("tollgate");
     const peer = new RawPeer(svc.grpcPort);
     peer.open();
     const reqs: Buffer[] = [];
@@ -97,7 +91,7 @@ describe("control frames, own transport", () => {
 
   it("a peer that floods PING and never reads the ACKs is cut", async () => {
     // The output stall deadline is the request deadline (10 s by default); 1 s keeps the test short.
-    svc = await startTarget("tollgate", ["--grpc-request-timeout", "1s"]);
+    const svc = await start("tollgate", ["--grpc-request-timeout", "1s"]);
     const peer = new RawPeer(svc.grpcPort, { read: false });
     peer.open();
     const o = await underAttack(svc, async () => {

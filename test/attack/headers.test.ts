@@ -3,11 +3,11 @@
  * times per block), 20 connections each leaving a 64 KB header block unfinished, and the bounds on a
  * block's CONTINUATION frames and size, each against the own transport with another client measuring.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { literalField } from "../../src/protocol/h2/frames.js";
-import type { Service } from "../helpers/service.js";
 import {
   CONTINUATION,
+  check,
   END_HEADERS,
   END_STREAM,
   ENHANCE_YOUR_CALM,
@@ -19,17 +19,11 @@ import {
   RLS_BLOCK,
   report,
   sleep,
-  startTarget,
+  targetPerTest,
   underAttack,
 } from "./kit.js";
 
-const check = (cond: boolean, what: string) => expect(cond, what).toBe(true);
-
-let svc: Service | undefined;
-afterEach(async () => {
-  await svc?.stop("SIGKILL");
-  svc = undefined;
-});
+const start = targetPerTest();
 
 /** HPACK literal with incremental indexing, new name: `name: value` enters the dynamic table. */
 function indexed(name: string, value: string): Buffer {
@@ -51,7 +45,7 @@ function varint(n: number): number[] {
 
 describe("header blocks, own transport", () => {
   it("an HPACK bomb is refused without decoding it, and the connection cut past the budget", async () => {
-    svc = await startTarget("tollgate");
+    const svc = await start("tollgate");
     const peer = new RawPeer(svc.grpcPort);
     peer.open();
     const o = await underAttack(svc, async () => {
@@ -88,7 +82,7 @@ describe("header blocks, own transport", () => {
   }, 60_000);
 
   it("20 connections leaving a 64 KB header block unfinished are cut at the deadline", async () => {
-    svc = await startTarget("tollgate", ["--grpc-request-timeout", "1s"]);
+    const svc = await start("tollgate", ["--grpc-request-timeout", "1s"]);
     const port = svc.grpcPort;
     const peers: RawPeer[] = [];
     const o = await underAttack(svc, async () => {
@@ -124,7 +118,7 @@ describe("header blocks, own transport", () => {
   }, 60_000);
 
   it("a header block of 9 CONTINUATION frames, or over 80 KiB, ends the connection", async () => {
-    svc = await startTarget("tollgate");
+    const svc = await start("tollgate");
     const many = new RawPeer(svc.grpcPort);
     many.open();
     const small = Buffer.from(literalField("x-a", "b"));

@@ -11,25 +11,28 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { afterEach, expect } from "vitest";
 import { RateLimitRequestSchema } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
-import { literalField, PREFACE } from "../../src/protocol/h2/frames.js";
+import { PREFACE } from "../../src/protocol/h2/frames.js";
 import { rlsClient } from "../chaos/rls-client.js";
+import {
+  DATA,
+  END_HEADERS,
+  END_STREAM,
+  frame,
+  GOAWAY,
+  HEADERS,
+  PING,
+  RST_STREAM,
+  requestBlock,
+  settings,
+  WINDOW_UPDATE,
+} from "../helpers/h2-frames.js";
 import { type Service, startService } from "../helpers/service.js";
 
+export * from "../helpers/h2-frames.js";
+
 const EMPTY: Buffer = Buffer.alloc(0);
-export const DATA = 0;
-export const HEADERS = 1;
-export const RST_STREAM = 3;
-export const SETTINGS = 4;
-export const PING = 6;
-export const GOAWAY = 7;
-export const WINDOW_UPDATE = 8;
-export const CONTINUATION = 9;
-export const END_STREAM = 0x1;
-export const END_HEADERS = 0x4;
-export const ENHANCE_YOUR_CALM = 0xb;
-export const REFUSED_STREAM = 0x7;
-export const CANCEL = 0x8;
 
 const CONFIG = `
 domain: edge
@@ -39,55 +42,39 @@ descriptors:
 `;
 
 /** Start `dist/cli.js serve` on the transport with `args` (the flags a test shrinks). */
-export function startTarget(transport: "tollgate" | "node", args: readonly string[] = []): Promise<Service> {
+function startTarget(transport: "tollgate" | "node", args: readonly string[] = []): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "tollgate-attack-"));
   writeFileSync(join(dir, "edge.yaml"), CONFIG);
   return startService({ config: dir, args: ["--grpc-transport", transport, ...args] });
 }
 
-/** A frame. */
-export function frame(
-  type: number,
-  flags: number,
-  id: number,
-  payload: Uint8Array = Buffer.alloc(0),
-): Buffer {
-  const out = Buffer.alloc(9 + payload.length);
-  out.writeUIntBE(payload.length, 0, 3);
-  out[3] = type;
-  out[4] = flags;
-  out.writeUInt32BE(id, 5);
-  out.set(payload, 9);
-  return out;
-}
-
-export function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
-}
-
-export function settings(pairs: readonly (readonly [number, number])[] = []): Buffer {
-  const p = Buffer.alloc(6 * pairs.length);
-  pairs.forEach(([k, v], i) => {
-    p.writeUInt16BE(k, 6 * i);
-    p.writeUInt32BE(v, 6 * i + 2);
+/**
+ * Call once per test file: returns the `start` of each test's target (`dist/cli.js serve` on the
+ * transport with `args`, the flags a test shrinks), killed after the test.
+ */
+export function targetPerTest(): (
+  transport: "tollgate" | "node",
+  args?: readonly string[],
+) => Promise<Service> {
+  let svc: Service | undefined;
+  afterEach(async () => {
+    await svc?.stop("SIGKILL");
+    svc = undefined;
   });
-  return frame(SETTINGS, 0, 0, p);
+  return async (transport, args = []) => {
+    svc = await startTarget(transport, args);
+    return svc;
+  };
 }
+
+/** An attack test's assertion, naming what failed (the `check` of {@link expectTargets}). */
+export const check = (cond: boolean, what: string): void => expect(cond, what).toBe(true);
 
 /** The header block of a ShouldRateLimit request (literals, no HPACK state). */
-export const RLS_BLOCK = Buffer.from(
-  (
-    [
-      [":method", "POST"],
-      [":scheme", "http"],
-      [":path", "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"],
-      [":authority", "tollgate"],
-      ["content-type", "application/grpc"],
-      ["te", "trailers"],
-    ] as const
-  ).flatMap(([n, v]) => literalField(n, v)),
+export const RLS_BLOCK = requestBlock(
+  "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+  [],
+  "tollgate",
 );
 
 /** HEADERS + DATA(END_STREAM) of a whole ShouldRateLimit request on stream `id`. */

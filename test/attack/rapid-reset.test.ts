@@ -3,8 +3,7 @@
  * request and resets each in the same write. The server must cut it once the reset budget is spent
  * (GOAWAY ENHANCE_YOUR_CALM), decide none of the reset requests, and keep the other client fast.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import type { Service } from "../helpers/service.js";
+import { describe, expect, it } from "vitest";
 import {
   CANCEL,
   cpuMs,
@@ -24,21 +23,17 @@ import {
   rlsMessage,
   rssPeak,
   sleep,
-  startTarget,
+  targetPerTest,
   u32,
   wellBehaved,
 } from "./kit.js";
 
-let svc: Service | undefined;
-afterEach(async () => {
-  await svc?.stop("SIGKILL");
-  svc = undefined;
-});
+const start = targetPerTest();
 
 describe("rapid reset, own transport", () => {
   it("cuts the connection past the reset budget, decides no reset request, keeps the other client fast", async () => {
     // A smaller budget than the default 1000 (nghttp2's): the test shows the cut, not the budget's size.
-    svc = await startTarget("tollgate", ["--grpc-reset-burst", "200"]);
+    const svc = await start("tollgate", ["--grpc-reset-burst", "200"]);
     const pid = svc.proc.pid as number;
     const good = await wellBehaved(svc.grpcPort);
     const rss = rssPeak(pid);

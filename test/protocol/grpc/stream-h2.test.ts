@@ -13,6 +13,8 @@ import { INITIAL_WINDOW_SIZE } from "../../../src/protocol/h2/frames.js";
 import type { H2Limits } from "../../../src/protocol/h2/limits.js";
 import {
   DATA,
+  END_HEADERS,
+  END_STREAM,
   type Frame,
   GOAWAY,
   HEADERS,
@@ -26,9 +28,6 @@ import {
   WINDOW_UPDATE,
 } from "../h2/raw-h2.js";
 import { grpcFrame } from "./raw-client.js";
-
-const END_STREAM = 0x1;
-const END_HEADERS = 0x4;
 
 /** Each message is a decimal size n: the answer is n bytes of "a". */
 const blast: StreamMethod<number, number> = {

@@ -5,10 +5,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGrpcServer, type GrpcServer, type UnaryMethod } from "../../../src/protocol/grpc/server.js";
-import { literalField } from "../../../src/protocol/h2/frames.js";
 import { grpcFrame } from "../grpc/raw-client.js";
 import {
+  headerBlock as block,
   DATA,
+  END_HEADERS,
+  END_STREAM,
   type Frame,
   frame,
   GOAWAY,
@@ -17,6 +19,7 @@ import {
   HEADERS,
   hasEnd,
   headerLists,
+  PADDED,
   PRIORITY,
   RawConnection,
   RST_STREAM,
@@ -25,9 +28,6 @@ import {
   WINDOW_UPDATE,
 } from "./raw-h2.js";
 
-const END_STREAM = 0x1;
-const END_HEADERS = 0x4;
-const PADDED = 0x8;
 const PRIORITY_FLAG = 0x20;
 const NO_ERROR = 0;
 const PROTOCOL_ERROR = 1;
@@ -51,11 +51,7 @@ function getBlock(extra: readonly [string, string][] = []): Buffer {
     [":authority", "localhost"],
     ...extra,
   ];
-  return Buffer.from(fields.flatMap(([n, v]) => literalField(n, v)));
-}
-
-function block(fields: readonly (readonly [string, string])[]): Buffer {
-  return Buffer.from(fields.flatMap(([n, v]) => literalField(n, v)));
+  return block(fields);
 }
 
 const resets = (c: RawConnection, id: number): number[] =>

@@ -1,70 +1,20 @@
 /**
- * A raw HTTP/2 client for frame-level tests of the own transport: hand-built frames out, every frame
- * the server sends parsed back (connection.test.ts, conformance.test.ts).
+ * A raw HTTP/2 client for frame-level tests of the own transport: hand-built frames out (the
+ * builders of test/helpers/h2-frames.ts, re-exported here), every frame the server sends parsed back
+ * (connection.test.ts, conformance.test.ts, grpc/stream-h2.test.ts).
  */
 import { connect, type Socket } from "node:net";
-import { literalField, PREFACE } from "../../../src/protocol/h2/frames.js";
+import { PREFACE } from "../../../src/protocol/h2/frames.js";
 import { HpackDecoder } from "../../../src/protocol/h2/hpack.js";
+import { DATA, GOAWAY, HEADERS, settings } from "../../helpers/h2-frames.js";
+
+export * from "../../helpers/h2-frames.js";
 
 export interface Frame {
   readonly type: number;
   readonly flags: number;
   readonly id: number;
   readonly payload: Buffer;
-}
-
-export const DATA = 0;
-export const HEADERS = 1;
-export const RST_STREAM = 3;
-export const SETTINGS = 4;
-export const PRIORITY = 2;
-export const PING = 6;
-export const GOAWAY = 7;
-export const WINDOW_UPDATE = 8;
-export const CONTINUATION = 9;
-
-export function frame(
-  type: number,
-  flags: number,
-  id: number,
-  payload: Uint8Array = Buffer.alloc(0),
-): Buffer {
-  const out = Buffer.alloc(9 + payload.length);
-  out.writeUIntBE(payload.length, 0, 3);
-  out[3] = type;
-  out[4] = flags;
-  out.writeUInt32BE(id, 5);
-  Buffer.from(payload).copy(out, 9);
-  return out;
-}
-
-export function settings(pairs: readonly [number, number][] = []): Buffer {
-  const p = Buffer.alloc(6 * pairs.length);
-  pairs.forEach(([k, v], i) => {
-    p.writeUInt16BE(k, 6 * i);
-    p.writeUInt32BE(v, 6 * i + 2);
-  });
-  return frame(SETTINGS, 0, 0, p);
-}
-
-export function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
-}
-
-/** A request header block (literals without indexing) for `path`. */
-export function requestBlock(path = "/test.Echo/Say", extra: readonly [string, string][] = []): Buffer {
-  const fields: [string, string][] = [
-    [":method", "POST"],
-    [":scheme", "http"],
-    [":path", path],
-    [":authority", "localhost"],
-    ["content-type", "application/grpc"],
-    ["te", "trailers"],
-    ...extra,
-  ];
-  return Buffer.from(fields.flatMap(([n, v]) => literalField(n, v)));
 }
 
 /** A raw HTTP/2 client connection: sends bytes, parses every frame the server sends. */
