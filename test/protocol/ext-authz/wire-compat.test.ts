@@ -1,5 +1,5 @@
 import type { DescMessage } from "@bufbuild/protobuf";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   AddressSchema,
   PipeSchema,
@@ -25,23 +25,9 @@ import {
 } from "../../../src/gen/envoy/service/auth/v3/external_auth_pb.js";
 import { HttpStatusSchema } from "../../../src/gen/envoy/type/v3/http_status_pb.js";
 import { StatusSchema } from "../../../src/gen/google/rpc/status_pb.js";
-import { envoyRegistry } from "../../helpers/envoy-protos.js";
+import { officialRegistry, fieldShape as shape } from "../../helpers/wire-compat.js";
 
-type Registry = Awaited<ReturnType<typeof envoyRegistry>>;
-let official: Registry;
-
-beforeAll(async () => {
-  official = await envoyRegistry();
-}, 120_000);
-
-/** Name, number, kind, type and oneof of every field: what decides wire and JSON compatibility. */
-function shape(m: DescMessage): string[] {
-  return m.fields.map((f) => {
-    const type = f.message?.typeName ?? f.enum?.typeName ?? String(f.scalar ?? "");
-    const mapValue = f.fieldKind === "map" ? (f.message?.typeName ?? String(f.scalar)) : "";
-    return `${f.number} ${f.name} ${f.fieldKind} ${type}${mapValue} oneof=${f.oneof?.name ?? "-"}`;
-  });
-}
+const official = officialRegistry();
 
 const MESSAGES: DescMessage[] = [
   CheckRequestSchema,
@@ -67,7 +53,7 @@ describe("tollgate's ext_authz protos", () => {
   it.each(
     MESSAGES.map((m) => [m.typeName, m] as const),
   )("%s has the official fields, numbers and types", (typeName, mine) => {
-    const theirs = official.getMessage(typeName);
+    const theirs = official().getMessage(typeName);
     if (theirs === undefined) throw new Error(`${typeName} missing from the official registry`);
     const ours = new Set(shape(mine));
     // Every field we declare matches the official one exactly (we may omit fields we never use).
@@ -75,14 +61,14 @@ describe("tollgate's ext_authz protos", () => {
   });
 
   it("declares the Check method at the official path", () => {
-    const service = official.getService("envoy.service.auth.v3.Authorization");
+    const service = official().getService("envoy.service.auth.v3.Authorization");
     expect(service?.methods.map((m) => `/${service.typeName}/${m.name}`)).toEqual([
       "/envoy.service.auth.v3.Authorization/Check",
     ]);
   });
 
   it("uses the official numbers for the HTTP status codes it sends", () => {
-    const codes = official.getEnum("envoy.type.v3.StatusCode");
+    const codes = official().getEnum("envoy.type.v3.StatusCode");
     const mine = HttpStatusSchema.fields[0]?.enum;
     for (const v of mine?.values ?? [])
       expect(codes?.values.find((o) => o.name === v.name)?.number).toBe(v.number);

@@ -3,7 +3,7 @@
  * bucket) against the official Envoy API of @grpc/grpc-js-xds: same names, numbers, kinds and types.
  */
 import type { DescMessage } from "@bufbuild/protobuf";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   BucketIdSchema,
   RateLimitQuotaResponse_BucketAction_AbandonActionSchema,
@@ -20,23 +20,9 @@ import {
   RateLimitStrategySchema,
 } from "../../../src/gen/envoy/type/v3/ratelimit_strategy_pb.js";
 import { TokenBucketSchema } from "../../../src/gen/envoy/type/v3/token_bucket_pb.js";
-import { envoyRegistry } from "../../helpers/envoy-protos.js";
+import { officialRegistry, fieldShape as shape } from "../../helpers/wire-compat.js";
 
-type Registry = Awaited<ReturnType<typeof envoyRegistry>>;
-let official: Registry;
-
-beforeAll(async () => {
-  official = await envoyRegistry();
-}, 120_000);
-
-function shape(m: DescMessage): string[] {
-  return m.fields.map((f) => {
-    const type = f.message?.typeName ?? f.enum?.typeName ?? String(f.scalar ?? "");
-    const mapValue =
-      f.fieldKind === "map" ? `<${String(f.mapKey)},${f.message?.typeName ?? String(f.scalar)}>` : "";
-    return `${f.number} ${f.name} ${f.fieldKind} ${type}${mapValue} oneof=${f.oneof?.name ?? "-"}`;
-  });
-}
+const official = officialRegistry();
 
 const MESSAGES: DescMessage[] = [
   RateLimitQuotaUsageReportsSchema,
@@ -55,13 +41,13 @@ describe("tollgate's RLQS protos", () => {
   it.each(
     MESSAGES.map((m) => [m.typeName, m] as const),
   )("%s has exactly the official fields, numbers and types", (typeName, mine) => {
-    const theirs = official.getMessage(typeName);
+    const theirs = official().getMessage(typeName);
     if (theirs === undefined) throw new Error(`${typeName} missing from the official registry`);
     expect(shape(mine)).toEqual(shape(theirs));
   });
 
   it("declares the bidirectional StreamRateLimitQuotas method at the official path", () => {
-    const service = official.getService("envoy.service.rate_limit_quota.v3.RateLimitQuotaService");
+    const service = official().getService("envoy.service.rate_limit_quota.v3.RateLimitQuotaService");
     const theirs = service?.methods.map((m) => `/${service.typeName}/${m.name} ${m.methodKind}`);
     const ours = Object.values(RateLimitQuotaService.method).map(
       (m) => `/${RateLimitQuotaService.typeName}/${m.name} ${m.methodKind}`,
@@ -73,7 +59,7 @@ describe("tollgate's RLQS protos", () => {
   });
 
   it("uses the official numbers of the blanket rules", () => {
-    const theirs = official.getEnum("envoy.type.v3.RateLimitStrategy.BlanketRule");
+    const theirs = official().getEnum("envoy.type.v3.RateLimitStrategy.BlanketRule");
     expect(RateLimitStrategy_BlanketRuleSchema.values.map((v) => `${v.name}=${v.number}`)).toEqual(
       theirs?.values.map((v) => `${v.name}=${v.number}`),
     );
