@@ -19,7 +19,7 @@ import {
 import { keySlot } from "../../../src/store/redis/slot.js";
 import { parseRedisUrl } from "../../../src/store/redis/url.js";
 import { waitUntilReady } from "../../../src/store/redis/wait-ready.js";
-import { type RedisCluster, type RedisServer, startCluster, startRedis } from "../../helpers/redis.js";
+import { startCluster, startRedis } from "../../helpers/redis.js";
 
 /** An EncodedCommand that counts the hook calls. */
 class Probe extends EncodedCommand {
@@ -35,26 +35,48 @@ class Probe extends EncodedCommand {
   }
 }
 
+/** What {@link storeClient} gives the tests of a describe (set in its beforeAll). */
+interface Fixture<C> {
+  client: C;
+  /** The single node's port. */
+  port: number;
+}
+
+/**
+ * The store's client (createRedisClient: auto-pipelining on, production options) on a real single
+ * node or 3-master cluster, started before the tests of the enclosing describe and stopped after.
+ */
+function storeClient(kind: "single"): Fixture<Redis>;
+function storeClient(kind: "cluster"): Fixture<Cluster>;
+function storeClient(kind: "single" | "cluster"): Fixture<Redis | Cluster> {
+  const fixture = { port: 0 } as Fixture<Redis | Cluster>;
+  let stop = async () => {};
+  beforeAll(async () => {
+    const server = kind === "single" ? await startRedis() : await startCluster({ masters: 3 });
+    const client = createRedisClient(parseRedisUrl(server.url));
+    stop = async () => {
+      client.disconnect();
+      await server.stop();
+    };
+    if ("nodes" in client !== (kind === "cluster")) throw new Error(`expected a ${kind} client`);
+    if ("nodes" in client) await client.connect();
+    else await waitUntilReady(client, 5000);
+    fixture.client = client;
+    if ("port" in server) fixture.port = server.port;
+  });
+  afterAll(() => stop());
+  return fixture;
+}
+
 /** RESP of a command with bulk-string arguments. */
 const resp = (...args: string[]) =>
   Buffer.from(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join("")}`);
 
 describe("ioredis hooks on a single node", () => {
-  let server: RedisServer;
-  let client: Redis;
-  beforeAll(async () => {
-    server = await startRedis();
-    const made = createRedisClient(parseRedisUrl(server.url));
-    if ("nodes" in made) throw new Error("expected a single-node client");
-    client = made;
-    await waitUntilReady(client, 5000);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await server?.stop();
-  });
+  const node = storeClient("single");
 
   it("writes the command's own bytes (toWritable) and delivers the reply to its promise", async () => {
+    const { client } = node;
     const sha = String(await client.script("LOAD", "return {KEYS[1], ARGV[1], #ARGV}"));
     const probe = new Probe(encodeEvalsha(sha, [1, "k{1}", "v", 7]));
     void client.sendCommand(probe);
@@ -69,6 +91,7 @@ describe("ioredis hooks on a single node", () => {
   });
 
   it("rejects with NOSCRIPT for a script the server does not hold (the store's recovery keys on it)", async () => {
+    const { client } = node;
     const probe = new Probe(encodeEvalsha("0".repeat(40), [0]));
     void client.sendCommand(probe);
     const err = await probe.promise.then(
@@ -80,21 +103,10 @@ describe("ioredis hooks on a single node", () => {
 });
 
 describe("ioredis hooks on a 3-master cluster", () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 });
-    const made = createRedisClient(parseRedisUrl(cluster.url));
-    if (!("nodes" in made)) throw new Error("expected a cluster client");
-    client = made;
-    await client.connect();
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
+  const node = storeClient("cluster");
 
   it("routes a command to the master of the slot getSlot() names", async () => {
+    const { client } = node;
     // CLUSTER SLOTS: [start, end, [host, port, id], ...] per range. CLUSTER MYID takes no key, so
     // no node redirects it: the node that answers is the one ioredis chose, by getSlot() alone.
     const ranges = (await client.cluster("SLOTS")) as unknown as [number, number, [string, number, string]][];
@@ -119,28 +131,17 @@ const PORT_EXPR = "tonumber(string.match(redis.call('INFO', 'server'), 'tcp_port
 const PORT_LUA = `return ${PORT_EXPR}`;
 
 describe("the script runner on a single node", () => {
-  let server: RedisServer;
-  let client: Redis;
-  beforeAll(async () => {
-    server = await startRedis();
-    const made = createRedisClient(parseRedisUrl(server.url));
-    if ("nodes" in made) throw new Error("expected a single-node client");
-    client = made;
-    await waitUntilReady(client, 5000);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await server?.stop();
-  });
+  const node = storeClient("single");
 
   it("runs a script it never loaded, and again after SCRIPT FLUSH (NOSCRIPT → EVAL, once)", async () => {
+    const { client, port } = node;
     const runner = new SingleNodeRunner(client);
     const script = scriptOf("echo", `return {KEYS[1], ARGV[1], #ARGV, ${PORT_EXPR}}`);
     const exists = async () => ((await client.script("EXISTS", script.sha)) as number[])[0];
     expect(await exists()).toBe(0);
     const asText = (r: unknown) =>
       Array.isArray(r) ? r.map((x) => (Buffer.isBuffer(x) ? x.toString() : x)) : r;
-    expect(asText(await runner.run(script, ["k{1}"], ["v", 7]))).toEqual(["k{1}", "v", 2, server.port]);
+    expect(asText(await runner.run(script, ["k{1}"], ["v", 7]))).toEqual(["k{1}", "v", 2, port]);
     expect(await exists()).toBe(1);
     await client.script("FLUSH");
     expect(await exists()).toBe(0);
@@ -148,12 +149,13 @@ describe("the script runner on a single node", () => {
       "k{2}",
       "w",
       1,
-      server.port,
+      port,
     ]);
     expect(await exists()).toBe(1);
   });
 
   it("passes a script's own error through (only NOSCRIPT is recovered)", async () => {
+    const { client } = node;
     const runner = new SingleNodeRunner(client);
     await expect(
       runner.run(scriptOf("boom", "return redis.error_reply('ERR boom')"), ["k"], []),
@@ -174,21 +176,10 @@ describe("the script runner on a single node", () => {
 });
 
 describe("the script runner on a 3-master cluster", () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 });
-    const made = createRedisClient(parseRedisUrl(cluster.url));
-    if (!("nodes" in made)) throw new Error("expected a cluster client");
-    client = made;
-    await client.connect();
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
+  const node = storeClient("cluster");
 
   it("routes each call to its slot's master and reloads the script there after SCRIPT FLUSH", async () => {
+    const { client } = node;
     const runner = new ClusterRunner(client);
     const script = scriptOf("port", PORT_LUA);
     const ranges = (await client.cluster("SLOTS")) as unknown as [number, number, [string, number]][];
