@@ -2,7 +2,7 @@
  * Decision and hit counts per domain/rule pair, buffered between scrapes: the hot path of
  * {@link TollgateMetrics.decision} is two Map lookups and an add into a per-rule array, with no
  * object built per call; {@link DecisionCounts.flush} moves the counts into the prom-client counters
- * `tollgate_rule_decisions_total` / `_hits_total` when scraped. At most `maxSeries` pairs, then
+ * `tollgate_decisions_total` / `tollgate_hits_total` when scraped. At most `maxSeries` pairs, then
  * they share one `"_overflow_"` series.
  */
 import type { DecisionResult } from "../engine/metrics-port.js";
