@@ -4,13 +4,14 @@ of it (one call per bucket per usage report, never per request).
 Executable specification: MemoryUsageBoard.reportNow (src/store/rlqs/memory-board.ts).
 
 KEYS  [1] the bucket's usage hash (engine/keys.ts quotaKey: same hash tag as the bucket)
-ARGV  participant  field name: instance, stream and BucketId of the reporting Envoy
+ARGV  participant  field name: instance, stream and BucketId of the reporting Envoy; empty for a
+                   read (nothing written, demand and held ignored: the rebalancer's re-read)
       demand       its demand, requests per second (a decimal number >= 0)
       held         the rate it holds, requests per second (a decimal number >= 0)
       staleMs      entries older than this (ms) are dropped and not returned
 Reply flat list: participant, demand, held for every live entry (the caller's included), strings
-State one hash field per participant: "<demand> <held> <ms>"; PEXPIRE 2*staleMs on every call, so a
-      bucket nobody reports disappears by itself.
+State one hash field per participant: "<demand> <held> <ms>"; PEXPIRE 2*staleMs on every write, so
+      a bucket nobody reports disappears by itself (a read leaves the TTL alone).
 Time  redis.call('TIME'): one clock for every tollgate instance.
 ]]
 
@@ -29,7 +30,9 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-redis.call('HSET', key, participant, ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. now)
+if participant ~= '' then
+  redis.call('HSET', key, participant, ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. now)
+end
 local all = redis.call('HGETALL', key)
 local out = {}
 for i = 1, #all, 2 do
@@ -42,5 +45,7 @@ for i = 1, #all, 2 do
     out[#out + 1] = h
   end
 end
-redis.call('PEXPIRE', key, 2 * stale)
+if participant ~= '' then
+  redis.call('PEXPIRE', key, 2 * stale)
+end
 return out

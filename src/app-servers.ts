@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import type { ConfigState } from "./config-state.js";
 import type { Engine } from "./engine/decide.js";
 import { tierOf } from "./engine/tiers.js";
-import type { Clock } from "./engine/types.js";
+import { type Clock, systemTimers } from "./engine/types.js";
 import type { Logger } from "./logger.js";
 import type { TollgateMetrics } from "./metrics/metrics.js";
 import { adminTenantRoutes } from "./protocol/admin-tenants.js";
@@ -121,6 +121,8 @@ export function appGrpcServer(p: ServedParts, tls: TlsOptions | undefined): Grpc
         instances: () => built.instances(),
         clock,
         instanceId: randomUUID(),
+        timers: systemTimers,
+        streamIdleMs: settings.rlqsStreamIdleTimeout,
         defaultPolicy: settings.onStoreError,
         keyPrefix: settings.keyPrefix,
         events: metrics.rlqs,
@@ -133,6 +135,8 @@ export function appGrpcServer(p: ServedParts, tls: TlsOptions | undefined): Grpc
     transport: settings.grpcTransport,
     maxConnections: settings.grpcMaxConnections,
     maxBufferedBytes: settings.grpcMaxBufferedBytes,
+    maxStreamsPerConnection: settings.grpcMaxStreamingCalls,
+    maxStreamBufferedBytes: settings.grpcMaxStreamUnreadBytes,
     limits: {
       maxStreams: settings.grpcMaxConcurrentStreams,
       connectionWindow: settings.grpcConnectionWindow,

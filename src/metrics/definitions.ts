@@ -168,7 +168,7 @@ export function defineMetrics(registry: Registry, options: DefineOptions = {}) {
     }),
     rlqsStreamsClosed: new Counter({
       name: `${PREFIX}rlqs_streams_closed_total`,
-      help: "RLQS streams ended, by reason (ok: the client half-closed; invalid_argument; internal; closed: cancelled, connection gone or drained).",
+      help: "RLQS streams ended, by reason (ok: the client half-closed; idle: no report for the idle time; invalid_argument; internal; closed: cancelled, connection gone or drained).",
       labelNames: ["reason"] as const,
       registers,
     }),

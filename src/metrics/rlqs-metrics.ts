@@ -6,9 +6,9 @@
 import type { MetricSet } from "./definitions.js";
 
 /** Why an RLQS stream ended. */
-export type RlqsCloseReason = "ok" | "invalid_argument" | "internal" | "closed";
+export type RlqsCloseReason = "ok" | "idle" | "invalid_argument" | "internal" | "closed";
 
-const CLOSE_REASONS: readonly RlqsCloseReason[] = ["ok", "invalid_argument", "internal", "closed"];
+const CLOSE_REASONS: readonly RlqsCloseReason[] = ["ok", "idle", "invalid_argument", "internal", "closed"];
 
 export class RlqsMetrics {
   constructor(private readonly m: MetricSet) {

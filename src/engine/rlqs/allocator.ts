@@ -10,10 +10,16 @@
  * so targets sum to L exactly and a quiet Envoy still gets `floor` to start with. What is sent is the
  * target capped by the room the others leave (L − Σ their held rates), so the sum of held rates
  * stays within L while shares move: a growing Envoy gets the rate a shrinking one gave up once the
- * shrinking one has taken its lower assignment (one reporting interval later). Small moves are not
- * re-sent (hysteresis, `threshold`): Envoy starts a new token bucket full on every changed
- * assignment, so needless changes would hand out extra bursts.
+ * shrinking one has taken its lower assignment. A participant capped that way is *short* (see
+ * {@link unsettled}); its instance re-reads the board between reports until the room is there
+ * (engine/rlqs/rebalancer.ts). Small moves are not re-sent (hysteresis, `threshold`): Envoy starts a
+ * new token bucket full on every changed assignment, so needless changes would hand out extra
+ * bursts; but a participant above its target gives the excess back at once while another is short,
+ * so hysteresis never keeps anybody waiting for room.
  */
+
+/** Shortfalls below this fraction of the limit are rounding (token buckets have 1/1000 of it). */
+const ROUNDING = 0.001;
 
 /** One Envoy's view of a bucket, as aggregated across tollgate instances. */
 export interface Participant {
@@ -48,10 +54,29 @@ export function targetShares(limit: number, minShare: number, demands: readonly 
   });
 }
 
+/** Whether `p` holds materially less than `target` (it would be re-sent if there were room). */
+function isShort(params: FairParams, p: Participant, target: number): boolean {
+  return target - p.held > Math.max(params.threshold * p.held, ROUNDING * params.limit);
+}
+
+/**
+ * Whether some participant of the view is short of its target: shares are still moving, and the
+ * room a short one waits for comes from a report or a re-read, not from its own next report.
+ */
+export function unsettled(params: FairParams, all: readonly Participant[]): boolean {
+  const targets = targetShares(
+    params.limit,
+    params.minShare,
+    all.map((p) => p.demand),
+  );
+  return all.some((p, i) => isShort(params, p, targets[i] as number));
+}
+
 /**
  * The rate to assign to participant `self` (which is in `all`), given what it was last sent
  * (`previous`, undefined for none). Returns `previous` unchanged when the move is smaller than the
- * threshold and still fits in the room.
+ * threshold and still fits in the room, unless `previous` is above the target while another
+ * participant is short (the excess is what that one waits for).
  */
 export function nextRate(
   params: FairParams,
@@ -61,15 +86,23 @@ export function nextRate(
 ): number {
   const index = all.findIndex((p) => p.id === selfId);
   if (index < 0) throw new RangeError(`participant ${selfId} is not in the view`);
-  const target = targetShares(
+  const targets = targetShares(
     params.limit,
     params.minShare,
     all.map((p) => p.demand),
-  )[index] as number;
+  );
+  const target = targets[index] as number;
   let others = 0;
   for (const p of all) if (p.id !== selfId) others += p.held;
   const room = Math.max(0, params.limit - others);
-  if (previous !== undefined && previous <= room && Math.abs(target - previous) < params.threshold * previous)
-    return previous;
+  if (
+    previous !== undefined &&
+    previous <= room &&
+    Math.abs(target - previous) < params.threshold * previous
+  ) {
+    const givesBack =
+      previous > target && all.some((p, i) => i !== index && isShort(params, p, targets[i] as number));
+    if (!givesBack) return previous;
+  }
   return Math.min(target, room);
 }

@@ -3,85 +3,30 @@
  * actions out (assignments and abandons), a clock and a usage board injected. No protobuf here.
  *
  * Per report and bucket: resolve the BucketId through the rules; for a shared limit, record this
- * Envoy's demand and held rate on the board (one call) and compute its fair rate from everybody's;
- * send an assignment when the bucket is new on this stream, when the strategy changed, or when half
- * the TTL has passed since the last one (so it never expires while the stream lives). A bucket
- * with no requests for `idle_intervals` reports is abandoned.
+ * Envoy's demand and held rate on the board and compute its fair rate from everybody's
+ * (engine/rlqs/share.ts); send an assignment when the bucket is new on this stream, when the
+ * strategy changed, or when half the TTL has passed since the last one (so it never expires while
+ * the stream lives). A bucket with no requests for `idle_intervals` reports is abandoned. Between
+ * reports, `rebalance` moves unsettled shares as soon as the board has room for them.
  */
-import type { UsageBoard } from "../../store/rlqs/board.js";
 import { quotaKey } from "../keys.js";
-import type { Tiers } from "../tiers.js";
-import type { Clock, FailurePolicy, RuleSet } from "../types.js";
-import { nextRate, type Participant } from "./allocator.js";
-import { BucketIdError, bucketEntries, type Resolution, resolveBucket, type SharedLimit } from "./resolve.js";
-import { rateOf, type TokenBucketSpec, tokenBucketFor } from "./token-bucket.js";
-import type { RlqsDomain, RlqsRules } from "./types.js";
-
-/** One BucketQuotaUsage, decoded. */
-export interface RlqsUsage {
-  readonly bucket: ReadonlyMap<string, string>;
-  /** `time_elapsed` in ms (Envoy sends whole seconds: 0 for a new bucket's first report). */
-  readonly elapsedMs: number;
-  readonly allowed: number;
-  readonly denied: number;
-}
-
-/** One RateLimitQuotaUsageReports, decoded. */
-export interface RlqsReport {
-  /** Empty when absent. */
-  readonly domain: string;
-  readonly usages: readonly RlqsUsage[];
-}
-
-export type RlqsStrategy =
-  | { readonly blanket: "ALLOW_ALL" | "DENY_ALL" }
-  | { readonly tokenBucket: TokenBucketSpec };
-
-/** One BucketAction to send. */
-export type RlqsAction =
-  | {
-      readonly kind: "assign";
-      readonly bucket: ReadonlyMap<string, string>;
-      readonly ttlMs: number;
-      readonly strategy: RlqsStrategy;
-    }
-  | { readonly kind: "abandon"; readonly bucket: ReadonlyMap<string, string> };
-
-/** What made an assignment, for metrics (bounded). */
-export type AssignmentKind = "allow_all" | "deny_all" | "token_bucket" | "fallback";
-
-/** Metrics the session reports (TollgateMetrics.rlqs implements them). */
-export interface RlqsEvents {
-  rlqsUsage(domain: string, buckets: number): void;
-  rlqsAssignment(domain: string, kind: AssignmentKind): void;
-  rlqsAbandon(domain: string): void;
-  rlqsBoardError(domain: string, policy: FailurePolicy): void;
-}
-
-/** Invalid input: the stream ends INVALID_ARGUMENT with this message. */
-export class RlqsInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RlqsInputError";
-  }
-}
-
-/** What a session reads on every report (swapped by reference on reload). */
-export interface RlqsConfigView {
-  readonly rules: RuleSet;
-  readonly tiers: Tiers;
-  readonly rlqs: RlqsRules;
-}
+import type { Clock, FailurePolicy } from "../types.js";
+import {
+  canonical,
+  fingerprint,
+  type RlqsAction,
+  type RlqsConfigView,
+  RlqsInputError,
+  type RlqsReport,
+  type RlqsStrategy,
+} from "./messages.js";
+import { BucketIdError, bucketEntries, type Resolution, resolveBucket } from "./resolve.js";
+import { rebalanceShare, reportShare, type Share, type ShareOptions, type TickReads } from "./share.js";
+import type { RlqsDomain } from "./types.js";
 
 /** Options of {@link RlqsSession}. */
-export interface RlqsSessionOptions {
+export interface RlqsSessionOptions extends ShareOptions {
   readonly config: () => RlqsConfigView;
-  /** The shared board (Redis on Redis stores, in-process on memory). */
-  readonly board: UsageBoard;
-  /** In-process board used by the `local` failure policy while the shared one fails. */
-  readonly localBoard: UsageBoard;
-  /** Live tollgate instances: the `local` policy divides limits by it. */
-  readonly instances: () => number;
   readonly clock: Clock;
   /** Unique across instances and time: instance id and stream number. */
   readonly participant: string;
@@ -89,7 +34,6 @@ export interface RlqsSessionOptions {
   readonly defaultPolicy: FailurePolicy;
   /** `--key-prefix`. */
   readonly keyPrefix: string;
-  readonly events?: RlqsEvents;
 }
 
 interface BucketState {
@@ -98,29 +42,17 @@ interface BucketState {
   idleReports: number;
   /** Fingerprint and time of the last assignment sent. */
   sent: { fingerprint: string; at: number } | undefined;
-  /** The rate (req/s) of the token bucket last sent; undefined for none. */
-  held: number | undefined;
-  /** Usage hash this bucket reported to (to leave it). */
-  boardKey: string | undefined;
-  /** The board's answer to the last report (predicts a decrease before the next write). */
-  view: readonly Participant[] | undefined;
-}
-
-/** Canonical text of a BucketId: sorted pairs (Envoy hashes the map, order-free). */
-function canonical(bucket: ReadonlyMap<string, string>): string {
-  return JSON.stringify([...bucket].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
-}
-
-function fingerprint(s: RlqsStrategy): string {
-  return "blanket" in s
-    ? s.blanket
-    : `${s.tokenBucket.maxTokens}/${s.tokenBucket.tokensPerFill}/${s.tokenBucket.fillIntervalSec}`;
+  /** Its share of a shared limit, once it had one. */
+  share: Share | undefined;
+  /** TTL of the domain's assignments, ms. */
+  ttlMs: number;
 }
 
 /** See the module comment. */
 export class RlqsSession {
   readonly #o: RlqsSessionOptions;
   #domain: string | undefined;
+  #intervalMs: number | undefined;
   readonly #buckets = new Map<string, BucketState>();
 
   constructor(opts: RlqsSessionOptions) {
@@ -135,6 +67,17 @@ export class RlqsSession {
   /** Buckets this stream tracks. */
   get size(): number {
     return this.#buckets.size;
+  }
+
+  /** The domain's reporting interval as of the last report, ms. */
+  get reportingIntervalMs(): number | undefined {
+    return this.#intervalMs;
+  }
+
+  /** Whether some bucket's share is still moving (the rebalancer should call {@link rebalance}). */
+  get unsettled(): boolean {
+    for (const s of this.#buckets.values()) if (s.share?.unsettled === true) return true;
+    return false;
   }
 
   /** Check a report (throws RlqsInputError) and return the domain settings it runs under. */
@@ -164,6 +107,7 @@ export class RlqsSession {
       }
     });
     this.#domain = domain;
+    this.#intervalMs = settings.reportingIntervalMs;
     return { settings, entries };
   }
 
@@ -185,12 +129,12 @@ export class RlqsSession {
           lastReportAt: now,
           idleReports: 0,
           sent: undefined,
-          held: undefined,
-          boardKey: undefined,
-          view: undefined,
+          share: undefined,
+          ttlMs: settings.ttlMs,
         };
         this.#buckets.set(id, state);
       }
+      state.ttlMs = settings.ttlMs;
       const interval = settings.reportingIntervalMs;
       const elapsed = fresh ? (u.elapsedMs > 0 ? u.elapsedMs : interval) : now - state.lastReportAt;
       state.lastReportAt = now;
@@ -200,26 +144,40 @@ export class RlqsSession {
       const resolution = resolveBucket(rules, config.tiers, entries[i] ?? []);
       const strategy = await this.#strategy(resolution, settings, state, id, demand);
       if (strategy === undefined) return undefined;
-      const fp = fingerprint(strategy);
-      if (
-        state.sent !== undefined &&
-        state.sent.fingerprint === fp &&
-        now - state.sent.at < settings.ttlMs / 2
-      )
-        return undefined;
-      state.sent = { fingerprint: fp, at: now };
-      this.#o.events?.rlqsAssignment(
-        settings.domain,
-        "blanket" in strategy
-          ? strategy.blanket === "ALLOW_ALL"
-            ? "allow_all"
-            : "deny_all"
-          : "token_bucket",
-      );
-      return { kind: "assign", bucket: u.bucket, ttlMs: settings.ttlMs, strategy };
+      return this.#assign(state, strategy, settings.domain, now);
     });
     const actions = await Promise.all(work);
     return actions.filter((a): a is RlqsAction => a !== undefined);
+  }
+
+  /**
+   * Re-read the board for every unsettled share of this stream (`reads` shares the reads of one
+   * tick across streams) and send those whose fair rate moved materially.
+   */
+  async rebalance(reads: TickReads): Promise<RlqsAction[]> {
+    const actions: RlqsAction[] = [];
+    for (const state of this.#buckets.values()) {
+      const share = state.share;
+      if (share?.unsettled !== true) continue;
+      const tokenBucket = await rebalanceShare(this.#o, share, reads);
+      if (tokenBucket === undefined || state.share !== share) continue;
+      const action = this.#assign(state, { tokenBucket }, share.domain, this.#o.clock.now());
+      if (action !== undefined) actions.push(action);
+    }
+    return actions;
+  }
+
+  /** The assignment to send for `strategy`, unless the same one went out less than TTL/2 ago. */
+  #assign(state: BucketState, strategy: RlqsStrategy, domain: string, now: number): RlqsAction | undefined {
+    const fp = fingerprint(strategy);
+    if (state.sent !== undefined && state.sent.fingerprint === fp && now - state.sent.at < state.ttlMs / 2)
+      return undefined;
+    state.sent = { fingerprint: fp, at: now };
+    this.#o.events?.rlqsAssignment(
+      domain,
+      "blanket" in strategy ? (strategy.blanket === "ALLOW_ALL" ? "allow_all" : "deny_all") : "token_bucket",
+    );
+    return { kind: "assign", bucket: state.bucket, ttlMs: state.ttlMs, strategy };
   }
 
   async #strategy(
@@ -229,62 +187,36 @@ export class RlqsSession {
     id: string,
     demand: number,
   ): Promise<RlqsStrategy | undefined> {
-    if (r.kind === "allow_all") return { blanket: "ALLOW_ALL" };
-    if (r.kind === "deny_all") return { blanket: "DENY_ALL" };
+    if (r.kind !== "limited") {
+      state.share = undefined;
+      return { blanket: r.kind === "allow_all" ? "ALLOW_ALL" : "DENY_ALL" };
+    }
     const key = quotaKey(this.#o.keyPrefix, settings.domain, r.bucketEntries);
-    if (state.boardKey !== undefined && state.boardKey !== key) void this.#leave(state.boardKey, id);
-    state.boardKey = key;
-    const participant = `${this.#o.participant}/${id}`;
-    const params0 = {
-      limit: r.limit.ratePerSec,
+    const previous = state.share;
+    if (previous !== undefined && previous.key !== key) void this.#leave(previous.key, id);
+    const result = await reportShare(this.#o, {
+      domain: settings.domain,
+      key,
+      participant: `${this.#o.participant}/${id}`,
+      demand,
+      previous: previous?.key === key ? previous.held : undefined,
+      limit: r.limit,
       minShare: settings.minShare,
       threshold: settings.reassignThreshold,
-    };
-    // A decrease the last view already implies is published in this same write, so the others can
-    // grow into it one reporting interval sooner (one write per report either way).
-    let published = state.held ?? 0;
-    if (state.held !== undefined && state.view?.some((p) => p.id === participant) === true) {
-      const predicted = nextRate(
-        params0,
-        state.view.map((p) => (p.id === participant ? { ...p, demand } : p)),
-        participant,
-        state.held,
-      );
-      published = Math.min(state.held, rateOf(tokenBucketFor(predicted, r.limit)));
-    }
-    const entry = { participant, demand, held: published };
-    const staleMs = 3 * settings.reportingIntervalMs;
-    let view: Awaited<ReturnType<UsageBoard["report"]>>;
-    let limit: SharedLimit = r.limit;
-    try {
-      view = await this.#o.board.report(key, entry, staleMs);
-    } catch {
-      const policy =
+      staleMs: 3 * settings.reportingIntervalMs,
+      policy: () =>
         r.rule.onStoreError ??
         this.#o.config().rules.domains.get(settings.domain)?.onStoreError ??
-        this.#o.defaultPolicy;
-      this.#o.events?.rlqsBoardError(settings.domain, policy);
-      if (policy === "allow") return { blanket: "ALLOW_ALL" };
-      if (policy === "deny") return { blanket: "DENY_ALL" };
-      if (policy === "error") return undefined;
-      const n = Math.max(1, this.#o.instances());
-      limit = { ratePerSec: r.limit.ratePerSec / n, burst: Math.max(1, Math.floor(r.limit.burst / n)) };
-      view = await this.#o.localBoard.report(key, entry, staleMs);
-    }
-    const params = {
-      limit: limit.ratePerSec,
-      minShare: settings.minShare,
-      threshold: settings.reassignThreshold,
-    };
-    const rate = nextRate(params, view, participant, state.held);
-    const tokenBucket = tokenBucketFor(rate, limit);
-    state.held = rateOf(tokenBucket);
-    return { tokenBucket };
+        this.#o.defaultPolicy,
+    });
+    state.share = result?.share ?? (previous?.key === key ? previous : undefined);
+    if (result?.share === undefined && state.share !== undefined) state.share.unsettled = false;
+    return result?.strategy;
   }
 
   #abandon(id: string, state: BucketState, settings: RlqsDomain): RlqsAction {
     this.#buckets.delete(id);
-    if (state.boardKey !== undefined) void this.#leave(state.boardKey, id);
+    if (state.share !== undefined) void this.#leave(state.share.key, id);
     this.#o.events?.rlqsAbandon(settings.domain);
     return { kind: "abandon", bucket: state.bucket };
   }
@@ -300,7 +232,7 @@ export class RlqsSession {
   /** The stream ended: take this stream's participations off the boards (best effort). */
   async close(): Promise<void> {
     const leaving = [...this.#buckets].map(([id, s]) =>
-      s.boardKey === undefined ? undefined : this.#leave(s.boardKey, id),
+      s.share === undefined ? undefined : this.#leave(s.share.key, id),
     );
     this.#buckets.clear();
     await Promise.all(leaving);

@@ -5,7 +5,7 @@
  */
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import type { RlqsAction, RlqsReport, RlqsUsage } from "../../engine/rlqs/session.js";
+import type { RlqsAction, RlqsReport, RlqsUsage } from "../../engine/rlqs/messages.js";
 import {
   type RateLimitQuotaResponse_BucketActionSchema,
   RateLimitQuotaResponseSchema,

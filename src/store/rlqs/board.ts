@@ -1,7 +1,7 @@
 /**
  * The RLQS usage board: where every tollgate instance records, per shared bucket, what each Envoy
  * demands and holds, and reads everybody's (docs/rlqs.md, "Aggregation"). One call per bucket per
- * usage report, never per request. Backends: in-process (MemoryUsageBoard, one instance) and Redis
+ * usage report, never per request (plus re-reads while shares move). Backends: in-process (MemoryUsageBoard, one instance) and Redis
  * (RedisUsageBoard, lua/rlqs_usage.lua, shared by every instance); the contract suite
  * (test/contract/rlqs-board-contract.ts) runs both.
  */
@@ -25,6 +25,11 @@ export interface UsageBoard {
    * (the entry itself included), dropping older ones. Atomic per bucket.
    */
   report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]>;
+  /**
+   * Every entry of the bucket `key` seen within `staleMs`, writing nothing of its own (the
+   * rebalancer's re-read between reports: engine/rlqs/rebalancer.ts).
+   */
+  read(key: string, staleMs: number): Promise<Participant[]>;
   /** Remove a participant (its stream ended or the bucket was abandoned). */
   leave(key: string, participant: string): Promise<void>;
   close(): Promise<void>;

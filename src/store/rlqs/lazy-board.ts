@@ -24,6 +24,10 @@ export class LazyUsageBoard implements UsageBoard {
     return this.#get().report(key, entry, staleMs);
   }
 
+  read(key: string, staleMs: number): Promise<Participant[]> {
+    return this.#get().read(key, staleMs);
+  }
+
   leave(key: string, participant: string): Promise<void> {
     return this.#board === undefined ? Promise.resolve() : this.#board.leave(key, participant);
   }

@@ -22,15 +22,17 @@ export class MemoryUsageBoard implements UsageBoard {
     this.#clock = opts.clock;
   }
 
-  /** Synchronous form of {@link report} (one Node process: atomic). */
-  reportNow(key: string, entry: UsageEntry, staleMs: number): Participant[] {
+  /** Synchronous form of {@link report} and {@link read} (one Node process: atomic). */
+  reportNow(key: string, entry: UsageEntry | undefined, staleMs: number): Participant[] {
     const now = Math.floor(this.#clock.now());
     let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
+      if (entry === undefined) return [];
       bucket = new Map();
       this.#buckets.set(key, bucket);
     }
-    bucket.set(entry.participant, { demand: entry.demand, held: entry.held, at: now });
+    if (entry !== undefined)
+      bucket.set(entry.participant, { demand: entry.demand, held: entry.held, at: now });
     const out: Participant[] = [];
     for (const [id, s] of bucket) {
       if (now - s.at > staleMs) bucket.delete(id);
@@ -41,6 +43,10 @@ export class MemoryUsageBoard implements UsageBoard {
 
   async report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
     return this.reportNow(key, entry, staleMs);
+  }
+
+  async read(key: string, staleMs: number): Promise<Participant[]> {
+    return this.reportNow(key, undefined, staleMs);
   }
 
   async leave(key: string, participant: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The Redis usage board: lua/rlqs_usage.lua, one EVALSHA per bucket per usage report, on its own
+ * The Redis usage board: lua/rlqs_usage.lua, one EVALSHA per bucket per usage report or re-read, on its own
  * client (single node, Sentinel or Cluster: the script touches one key, routed by it). Errors are
  * StoreErrors, which the RLQS service turns into the domain's failure policy (docs/rlqs.md).
  */
@@ -50,16 +50,24 @@ export class RedisUsageBoard implements UsageBoard {
     this.#client.defineCommand("tollgateRlqsUsage", { numberOfKeys: 1, lua });
   }
 
-  async report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
+  report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
+    return this.#call(key, entry, staleMs);
+  }
+
+  read(key: string, staleMs: number): Promise<Participant[]> {
+    return this.#call(key, undefined, staleMs);
+  }
+
+  async #call(key: string, entry: UsageEntry | undefined, staleMs: number): Promise<Participant[]> {
     let reply: unknown;
     try {
       // The offline queue is off: wait (bounded) for the first connection or a reconnect.
       if (this.#client.status !== "ready") await this.#connected();
       reply = await this.#client.tollgateRlqsUsage(
         key,
-        entry.participant,
-        decimal(entry.demand),
-        decimal(entry.held),
+        entry?.participant ?? "",
+        decimal(entry?.demand ?? 0),
+        decimal(entry?.held ?? 0),
         Math.max(1, Math.round(staleMs)),
       );
     } catch (err) {

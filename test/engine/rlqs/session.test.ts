@@ -4,7 +4,8 @@ import { parseConfigText } from "../../../src/config/document.js";
 import type { ConfigProblem } from "../../../src/config/errors.js";
 import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
 import { compileRlqs } from "../../../src/config/sections/rlqs.js";
-import { type RlqsConfigView, RlqsSession } from "../../../src/engine/rlqs/session.js";
+import type { RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
+import { RlqsSession } from "../../../src/engine/rlqs/session.js";
 import { NO_TIERS } from "../../../src/engine/tiers.js";
 import type { FailurePolicy } from "../../../src/engine/types.js";
 import type { UsageBoard } from "../../../src/store/rlqs/board.js";
@@ -32,6 +33,9 @@ descriptors:
 const failing: UsageBoard = {
   kind: "redis",
   report: async () => {
+    throw new StoreError("down", { code: "rlqs_usage", transient: true });
+  },
+  read: async () => {
     throw new StoreError("down", { code: "rlqs_usage", transient: true });
   },
   leave: async () => {},

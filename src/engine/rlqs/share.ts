@@ -1,0 +1,173 @@
+/**
+ * One Envoy's share of one shared limit (docs/rlqs.md, "Fairness model"): the usage board round
+ * trips of a report and of a re-read between reports, and the failure policy when the shared board
+ * fails.
+ *
+ * A report writes the Envoy's demand and the rate it holds (one call, which returns everybody's
+ * entries), computes its fair rate from them, and when that rate differs from what the board
+ * says, publishes it at once (a second call, only on a change), so the other instances see the
+ * room it frees or takes before the next report. A share whose view shows somebody short of its
+ * target is *unsettled*: its instance re-reads the board between reports (`rebalance`) and raises
+ * it as soon as the room is there, instead of one reporting interval later.
+ */
+
+import type { UsageBoard } from "../../store/rlqs/board.js";
+import type { FailurePolicy } from "../types.js";
+import { type FairParams, nextRate, type Participant, unsettled } from "./allocator.js";
+import type { RlqsEvents, RlqsStrategy } from "./messages.js";
+import type { SharedLimit } from "./resolve.js";
+import { rateOf, type TokenBucketSpec, tokenBucketFor } from "./token-bucket.js";
+
+/** What shares are computed with (the session's options). */
+export interface ShareOptions {
+  /** The shared board (Redis on Redis stores, in-process on memory). */
+  readonly board: UsageBoard;
+  /** In-process board used by the `local` failure policy while the shared one fails. */
+  readonly localBoard: UsageBoard;
+  /** Live tollgate instances: the `local` policy divides limits by it. */
+  readonly instances: () => number;
+  readonly events?: RlqsEvents;
+}
+
+/** One Envoy's participation in one shared bucket, kept between its reports. */
+export interface Share {
+  readonly domain: string;
+  /** The usage hash of the bucket (engine/keys.ts quotaKey). */
+  readonly key: string;
+  /** Unique across instances, streams and buckets. */
+  readonly participant: string;
+  readonly params: FairParams;
+  /** The limit in force (on the `local` policy: this instance's part of it). */
+  readonly limit: SharedLimit;
+  readonly staleMs: number;
+  /** Whether the shared board answered (false: the `local` policy's board did). */
+  readonly shared: boolean;
+  /** Demand last written, requests per second. */
+  readonly demand: number;
+  /** Rate of the token bucket last computed, requests per second; also what the board holds. */
+  held: number;
+  /** Somebody on the board is short of its target: re-read between reports. */
+  unsettled: boolean;
+}
+
+/** What one report of a limited bucket asks for. */
+export interface ShareRequest {
+  readonly domain: string;
+  readonly key: string;
+  readonly participant: string;
+  readonly demand: number;
+  /** Rate held now (undefined: no token bucket assigned yet). */
+  readonly previous: number | undefined;
+  readonly limit: SharedLimit;
+  readonly minShare: number;
+  readonly threshold: number;
+  readonly staleMs: number;
+  /** The failure policy of the bucket's rule (or its domain's, or the default). */
+  readonly policy: () => FailurePolicy;
+}
+
+/** The view with `participant`'s held rate replaced (what the board holds after a publish). */
+const withHeld = (view: readonly Participant[], participant: string, held: number) =>
+  view.map((p) => (p.id === participant ? { ...p, held } : p));
+
+/**
+ * Report one Envoy's demand of a shared limit: its strategy and share, or undefined when the
+ * board failed under the `error` policy (nothing is sent).
+ */
+export async function reportShare(
+  o: ShareOptions,
+  r: ShareRequest,
+): Promise<{ readonly strategy: RlqsStrategy; readonly share?: Share } | undefined> {
+  const entry = { participant: r.participant, demand: r.demand, held: r.previous ?? 0 };
+  let view: Participant[];
+  let limit = r.limit;
+  let board = o.board;
+  try {
+    view = await o.board.report(r.key, entry, r.staleMs);
+  } catch {
+    const policy = r.policy();
+    o.events?.rlqsBoardError(r.domain, policy);
+    if (policy === "allow") return { strategy: { blanket: "ALLOW_ALL" } };
+    if (policy === "deny") return { strategy: { blanket: "DENY_ALL" } };
+    if (policy === "error") return undefined;
+    const n = Math.max(1, o.instances());
+    limit = { ratePerSec: r.limit.ratePerSec / n, burst: Math.max(1, Math.floor(r.limit.burst / n)) };
+    board = o.localBoard;
+    view = await board.report(r.key, entry, r.staleMs);
+  }
+  const params = { limit: limit.ratePerSec, minShare: r.minShare, threshold: r.threshold };
+  const tokenBucket = tokenBucketFor(nextRate(params, view, r.participant, r.previous), limit);
+  const held = rateOf(tokenBucket);
+  if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
+  const share: Share = {
+    domain: r.domain,
+    key: r.key,
+    participant: r.participant,
+    params,
+    limit,
+    staleMs: r.staleMs,
+    shared: board === o.board,
+    demand: r.demand,
+    held,
+    unsettled: unsettled(params, withHeld(view, r.participant, held)),
+  };
+  return { strategy: { tokenBucket }, share };
+}
+
+/** Write a changed held rate; a failure leaves it to the next report (best effort). */
+async function publish(
+  board: UsageBoard,
+  key: string,
+  entry: { participant: string; demand: number; held: number },
+  staleMs: number,
+): Promise<void> {
+  await board.report(key, entry, staleMs).catch(() => {});
+}
+
+/** Board reads of one rebalancing tick, shared by the streams of one instance (key → view). */
+export type TickReads = Map<string, Promise<Participant[]>>;
+
+/**
+ * Re-read the board for an unsettled share (one read per bucket per tick, shared through `reads`)
+ * and move it to its fair rate if that changed materially: the new token bucket, or undefined.
+ * A changed rate is published before it is returned (and the tick's cached view dropped, so the
+ * next stream of this instance on the bucket reads what it took).
+ */
+export async function rebalanceShare(
+  o: ShareOptions,
+  share: Share,
+  reads: TickReads,
+): Promise<TokenBucketSpec | undefined> {
+  const board = share.shared ? o.board : o.localBoard;
+  let read = reads.get(share.key);
+  if (read === undefined) {
+    read = board.read(share.key, share.staleMs);
+    reads.set(share.key, read);
+  }
+  let view: Participant[];
+  try {
+    view = await read;
+  } catch {
+    return undefined; // the next report applies the failure policy
+  }
+  if (!view.some((p) => p.id === share.participant)) {
+    share.unsettled = false; // pruned as stale: the next report writes it again
+    return undefined;
+  }
+  const tokenBucket = tokenBucketFor(
+    nextRate(share.params, view, share.participant, share.held),
+    share.limit,
+  );
+  const held = rateOf(tokenBucket);
+  share.unsettled = unsettled(share.params, withHeld(view, share.participant, held));
+  if (held === share.held) return undefined;
+  share.held = held;
+  reads.delete(share.key);
+  await publish(
+    board,
+    share.key,
+    { participant: share.participant, demand: share.demand, held },
+    share.staleMs,
+  );
+  return tokenBucket;
+}
