@@ -65,6 +65,10 @@ export class SimEnvoy {
     this.buckets = new Map();
     this.stream = undefined;
     this.reportsSent = 0;
+    /** performance.now() of every report message sent. */
+    this.reportTimes = [];
+    /** Every token bucket assignment received: { at, key, rate } (rate in req/s). */
+    this.assignments = [];
     this.responses = 0;
     this.streamEnds = [];
     this.timer = setInterval(() => this.#tick(), opts.reportingIntervalMs);
@@ -90,6 +94,7 @@ export class SimEnvoy {
   }
 
   #usage(b, now) {
+    b.log?.push({ at: now, allowed: b.allowed, denied: b.denied });
     const u = {
       bucket_id: { bucket: b.bucket },
       time_elapsed: { seconds: Math.trunc((now - b.lastReport) / 1000), nanos: 0 },
@@ -106,6 +111,7 @@ export class SimEnvoy {
     if (usages.length === 0) return;
     this.#open().write({ domain: this.opts.domain, bucket_quota_usages: usages });
     this.reportsSent++;
+    this.reportTimes.push(this.now());
   }
 
   #tick() {
@@ -129,6 +135,7 @@ export class SimEnvoy {
       clearTimeout(b.expiry);
       if (strategy.strategy === "token_bucket") {
         const next = new TokenBucket(strategy.token_bucket, now);
+        this.assignments.push({ at: now, key: bucketKey(b.bucket), rate: next.rate });
         if (!b.tokenBucket || b.tokenBucket.spec !== next.spec) b.tokenBucket = next;
         b.action = "token_bucket";
       } else {
@@ -151,7 +158,15 @@ export class SimEnvoy {
     let b = this.buckets.get(key);
     const fresh = b === undefined;
     if (!b) {
-      b = { bucket, allowed: 0, denied: 0, lastReport: now, action: undefined, tokenBucket: undefined };
+      b = {
+        bucket,
+        allowed: 0,
+        denied: 0,
+        lastReport: now,
+        action: undefined,
+        tokenBucket: undefined,
+        log: [],
+      };
       this.buckets.set(key, b);
     }
     let allowed;
@@ -163,6 +178,11 @@ export class SimEnvoy {
     else b.denied++;
     if (fresh) this.#send([this.#usage(b, now)]);
     return allowed;
+  }
+
+  /** Every usage `bucket` reported: { at, allowed, denied } (counts of the interval ending at `at`). */
+  usageLog(bucket) {
+    return this.buckets.get(bucketKey(bucket))?.log ?? [];
   }
 
   /** The current token bucket rate of `bucket` (req/s), or undefined. */

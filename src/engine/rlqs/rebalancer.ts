@@ -8,7 +8,8 @@
  * later. So every `reporting_interval / TICKS_PER_INTERVAL` while some stream of this instance has
  * an unsettled share, one tick re-reads each such bucket's board once (shared by the instance's
  * streams on it) and sends the raised (or lowered) assignments. Armed on demand through injected
- * timers: nothing runs, and Redis sees nothing beyond the reports, while shares are settled.
+ * timers: nothing runs, and Redis sees nothing beyond the reports, while shares are settled; a
+ * share is re-read at most `MAX_REREADS` times between two of its reports (engine/rlqs/share.ts).
  */
 import type { Clock, TimerHandle, Timers } from "../types.js";
 import type { TickReads } from "./share.js";

@@ -136,7 +136,11 @@ export class RlqsSession {
       }
       state.ttlMs = settings.ttlMs;
       const interval = settings.reportingIntervalMs;
-      const elapsed = fresh ? (u.elapsedMs > 0 ? u.elapsedMs : interval) : now - state.lastReportAt;
+      // Envoy reports every interval on its own timer: a report arriving within half an interval
+      // of that covers one interval (the arrival time adds only network and scheduling jitter,
+      // which would otherwise read as demand noise); others are measured on our clock.
+      const measured = fresh ? (u.elapsedMs > 0 ? u.elapsedMs : interval) : now - state.lastReportAt;
+      const elapsed = Math.abs(measured - interval) <= interval / 2 ? interval : measured;
       state.lastReportAt = now;
       state.idleReports = count === 0 ? state.idleReports + 1 : 0;
       if (state.idleReports >= settings.idleIntervals) return this.#abandon(id, state, settings);

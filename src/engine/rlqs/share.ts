@@ -48,7 +48,16 @@ export interface Share {
   held: number;
   /** Somebody on the board is short of its target: re-read between reports. */
   unsettled: boolean;
+  /** Re-reads since the report (at most {@link MAX_REREADS} before the next one). */
+  rereads: number;
 }
+
+/**
+ * Re-reads of one share between two of its reports: Redis calls stay bounded by reports (at most
+ * 1 + 1 + MAX_REREADS × 2 per report: the report, its publish, and each re-read with its publish;
+ * about 1 while shares are settled).
+ */
+export const MAX_REREADS = 8;
 
 /** What one report of a limited bucket asks for. */
 export interface ShareRequest {
@@ -110,6 +119,7 @@ export async function reportShare(
     demand: r.demand,
     held,
     unsettled: unsettled(params, withHeld(view, r.participant, held)),
+    rereads: 0,
   };
   return { strategy: { tokenBucket }, share };
 }
@@ -138,6 +148,11 @@ export async function rebalanceShare(
   share: Share,
   reads: TickReads,
 ): Promise<TokenBucketSpec | undefined> {
+  if (share.rereads >= MAX_REREADS) {
+    share.unsettled = false; // its next report looks again
+    return undefined;
+  }
+  share.rereads++;
   const board = share.shared ? o.board : o.localBoard;
   let read = reads.get(share.key);
   if (read === undefined) {

@@ -1,0 +1,122 @@
+// One RLQS fairness run (issue 26): simulated Envoys (bench/rlqs-envoy.mjs) with skewed demand
+// against one shared limit, the demand flipped once; everything measured from the Envoys' own logs
+// (the assignments they received, the usage they reported), so windows are aligned to report times
+// and a loaded machine's late timers stretch the measure instead of breaking it. Shared by
+// test/integration/rlqs-fairness.test.ts and `bench/rlqs.mjs --fairness`.
+import { bucketKey, drive, SimEnvoy } from "./rlqs-envoy.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0
+    ? Number.NaN
+    : (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
+};
+
+/** The tollgate config of a fairness run (domain `edge`, BucketId `{tenant}`). */
+export function fairnessConfig({ limit, intervalMs, burst = 20, ttl = "2s", minSharePercent = 10 }) {
+  return `domain: edge
+rlqs:
+  keys: [{ key: tenant }]
+  assignment_ttl: ${ttl}
+  reporting_interval: ${intervalMs}ms
+  min_share_percent: ${minSharePercent}
+  reassign_percent: 10
+descriptors:
+  - key: tenant
+    rate_limit: { unit: second, requests_per_unit: ${limit}, burst: ${burst} }
+`;
+}
+
+/**
+ * When every Envoy's assigned rate came within `tolerance` of its target for good (until `end`):
+ * the time, or Infinity. `log` is each Envoy's assignments ({ at, rate }) in order.
+ */
+export function settledAt(logs, targets, from, end, tolerance) {
+  let settled = from;
+  for (const [i, log] of logs.entries()) {
+    const ok = (rate) => Math.abs(rate - targets[i]) <= tolerance * targets[i];
+    const before = log.filter((a) => a.at <= from);
+    const after = log.filter((a) => a.at > from && a.at <= end);
+    let at = before.length > 0 && ok(before[before.length - 1].rate) ? from : Number.POSITIVE_INFINITY;
+    for (const a of after) {
+      if (!ok(a.rate)) at = Number.POSITIVE_INFINITY;
+      else if (at === Number.POSITIVE_INFINITY) at = a.at;
+    }
+    settled = Math.max(settled, at);
+  }
+  return settled;
+}
+
+/** Allowed requests per second of one Envoy over its reports in (from, to] (report-aligned). */
+function admittedRate(usage, from, to) {
+  const inside = usage.filter((u) => u.at > from && u.at <= to);
+  const first = usage.filter((u) => u.at <= from).pop();
+  if (inside.length === 0 || first === undefined) return Number.NaN;
+  const allowed = inside.reduce((s, u) => s + u.allowed, 0);
+  return (allowed * 1000) / (inside[inside.length - 1].at - first.at);
+}
+
+/**
+ * Run `addresses.length` Envoys (Envoy i on addresses[i]) at `demand[i]` requests per second for
+ * `beforeMs`, then at `flipped[i]` for `afterMs`. `targetsBefore`/`targetsAfter` are the fair
+ * shares (engine/rlqs/allocator.ts targetShares). `redisCalls` (optional) reads the Redis command
+ * count (INFO commandstats, summed over nodes). Returns the measures (see the fields).
+ */
+export async function runFairness(o) {
+  const bucket = { tenant: "acme" };
+  const key = bucketKey(bucket);
+  const tolerance = o.tolerance ?? 0.15;
+  const warmupMs = o.warmupMs ?? 1000;
+  let current = o.demand;
+  const envoys = o.addresses.map(
+    (address) => new SimEnvoy({ address, domain: "edge", reportingIntervalMs: o.intervalMs }),
+  );
+  const callsAtStart = o.redisCalls ? await o.redisCalls() : 0;
+  const started = performance.now();
+  const drivers = envoys.map((e, i) => drive(e, bucket, () => current[i] ?? 0));
+  await sleep(o.beforeMs);
+  current = o.flipped;
+  const flipAt = performance.now();
+  await sleep(o.afterMs);
+  for (const d of drivers) d.stop();
+  const end = performance.now();
+  const calls = o.redisCalls ? (await o.redisCalls()) - callsAtStart : undefined;
+  for (const e of envoys) e.close();
+
+  const logs = envoys.map((e) => e.assignments.filter((a) => a.key === key));
+  const usage = envoys.map((e) => e.usageLog(bucket));
+  const gaps = envoys.flatMap((e) => e.reportTimes.slice(1).map((t, i) => t - e.reportTimes[i]));
+  const observedIntervalMs = median(gaps.filter((g) => g > o.intervalMs / 2));
+  const settled = settledAt(logs, o.targetsAfter, flipAt, end, tolerance);
+  // Report-aligned windows: steady before the flip (after the warm-up, to the last report before
+  // it), and after it from each Envoy's third report (two whole intervals after the shift).
+  const warm = started + warmupMs;
+  const lastBefore = usage.map((u) => u.filter((x) => x.at <= flipAt).pop()?.at ?? flipAt);
+  const third = usage.map((u) => u.filter((x) => x.at > flipAt)[2]?.at ?? end);
+  const sharesBefore = usage.map((u, i) => admittedRate(u, warm, lastBefore[i]));
+  const sharesAfter = usage.map((u, i) => admittedRate(u, third[i], end));
+  const admitted = usage.map((u) => admittedRate(u, warm, end));
+  const reports = envoys.reduce((s, e) => s + e.reportsSent, 0);
+  const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+  return {
+    seconds: round((end - started) / 1000, 2),
+    limit: o.limit,
+    admittedPerSec: round(admitted.reduce((s, x) => s + x, 0)),
+    admittedOverLimit: round(admitted.reduce((s, x) => s + x, 0) / o.limit, 3),
+    targetsBefore: o.targetsBefore.map((x) => round(x)),
+    sharesBefore: sharesBefore.map((x) => round(x)),
+    targetsAfter: o.targetsAfter.map((x) => round(x)),
+    sharesAfter: sharesAfter.map((x) => round(x)),
+    ratesAtEnd: logs.map((l) => round(l[l.length - 1]?.rate ?? Number.NaN)),
+    observedIntervalMs: round(observedIntervalMs),
+    settledMs: round(settled - flipAt),
+    settledIntervals: round((settled - flipAt) / observedIntervalMs, 2),
+    assignmentsAfterFlip: logs.map((l) => l.filter((a) => a.at > flipAt).length),
+    reports,
+    reportsPerSec: round(reports / ((end - started) / 1000)),
+    redisCalls: calls,
+    redisCallsPerReport: calls === undefined ? undefined : round(calls / reports, 2),
+    streamEnds: envoys.flatMap((e) => e.streamEnds),
+  };
+}
