@@ -39,6 +39,23 @@ export function describeBoardContract(name: string, make: () => Promise<BoardHar
       }
     });
 
+    it("reads every live participant without writing one", async () => {
+      const h = await make();
+      try {
+        const k = key("read");
+        expect(await h.board.read(k, 5000)).toEqual([]);
+        await h.board.report(k, { participant: "a", demand: 7, held: 3 }, 5000);
+        expect(await h.board.read(k, 5000)).toEqual([{ id: "a", demand: 7, held: 3 }]);
+        expect(await h.board.report(k, { participant: "b", demand: 1, held: 0 }, 5000)).toHaveLength(2);
+        await h.advance(400);
+        // A read drops stale entries too (the writes above are 400 ms old).
+        expect(await h.board.read(k, 150)).toEqual([]);
+        expect(await h.board.read(key("never-written"), 5000)).toEqual([]);
+      } finally {
+        await h.close();
+      }
+    });
+
     it("keeps buckets apart", async () => {
       const h = await make();
       try {

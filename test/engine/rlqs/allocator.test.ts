@@ -1,6 +1,6 @@
 /** The fair allocator and the token bucket rounding: examples and seeded property tests. */
 import { describe, expect, it } from "vitest";
-import { nextRate, type Participant, targetShares } from "../../../src/engine/rlqs/allocator.js";
+import { nextRate, type Participant, targetShares, unsettled } from "../../../src/engine/rlqs/allocator.js";
 import {
   fillIntervalSec,
   RESOLUTION,
@@ -51,6 +51,44 @@ describe("nextRate", () => {
       { id: "b", demand: 20, held: 20 },
     ];
     expect(nextRate(params, moved, "a", 50)).toBeCloseTo(5 + 72, 9);
+  });
+  it("gives back a held excess within the threshold while another participant is short", () => {
+    // a's target is 5 + 45 = 50; it holds 54 (within 10 %): kept while nobody waits for room.
+    const calm: Participant[] = [
+      { id: "a", demand: 50, held: 54 },
+      { id: "b", demand: 50, held: 46 },
+    ];
+    expect(nextRate(params, calm, "a", 54)).toBe(54);
+    // c is new and holds nothing: a drops to its target at once (the room c waits for).
+    const waiting: Participant[] = [
+      { id: "a", demand: 50, held: 54 },
+      { id: "b", demand: 25, held: 46 },
+      { id: "c", demand: 25, held: 0 },
+    ];
+    const target = targetShares(100, 0.1, [50, 25, 25])[0] as number;
+    expect(nextRate(params, waiting, "a", 54)).toBeCloseTo(target, 9);
+  });
+  it("calls a view unsettled while somebody is short of its target beyond the threshold", () => {
+    expect(
+      unsettled(params, [
+        { id: "a", demand: 50, held: 54 },
+        { id: "b", demand: 50, held: 46 },
+      ]),
+    ).toBe(false);
+    // b's target is 86, it holds 30 (capped by a's 70): unsettled until a gives the room back.
+    expect(
+      unsettled(params, [
+        { id: "a", demand: 10, held: 70 },
+        { id: "b", demand: 90, held: 30 },
+      ]),
+    ).toBe(true);
+    // A shortfall of rounding size (under 1/1000 of the limit) is settled, even with no threshold.
+    expect(
+      unsettled({ ...params, threshold: 0 }, [
+        { id: "a", demand: 50, held: 50 },
+        { id: "b", demand: 50, held: 49.95 },
+      ]),
+    ).toBe(false);
   });
   it("refuses a participant missing from the view", () => {
     expect(() => nextRate(params, [], "a", undefined)).toThrow(/not in the view/);

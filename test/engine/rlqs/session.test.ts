@@ -4,8 +4,9 @@ import { parseConfigText } from "../../../src/config/document.js";
 import type { ConfigProblem } from "../../../src/config/errors.js";
 import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
 import { compileRlqs } from "../../../src/config/sections/rlqs.js";
-import type { RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
+import type { RlqsAction, RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
 import { RlqsSession } from "../../../src/engine/rlqs/session.js";
+import { MAX_REREADS } from "../../../src/engine/rlqs/share.js";
 import { NO_TIERS } from "../../../src/engine/tiers.js";
 import type { FailurePolicy } from "../../../src/engine/types.js";
 import type { UsageBoard } from "../../../src/store/rlqs/board.js";
@@ -94,6 +95,67 @@ describe("RlqsSession", () => {
     expect(await strategy("local", 4)).toEqual({
       tokenBucket: { maxTokens: 25, tokensPerFill: 1000, fillIntervalSec: 40 },
     });
+  });
+
+  it("raises a capped share between reports once another Envoy publishes the room it freed", async () => {
+    const clock = new FakeClock();
+    const board = new MemoryUsageBoard({ clock });
+    const make = (participant: string) =>
+      new RlqsSession({
+        config: () => view(),
+        board,
+        localBoard: new MemoryUsageBoard({ clock }),
+        instances: () => 1,
+        clock,
+        participant,
+        defaultPolicy: "local",
+        keyPrefix: "",
+      });
+    const a = make("i1/1");
+    const b = make("i2/1");
+    const rate = (actions: RlqsAction[]) => {
+      const s = actions[0]?.kind === "assign" ? actions[0].strategy : undefined;
+      return s !== undefined && "tokenBucket" in s
+        ? s.tokenBucket.tokensPerFill / s.tokenBucket.fillIntervalSec
+        : -1;
+    };
+    expect(rate(await a.report(report(90)))).toBe(100); // alone: the whole limit
+    expect(a.unsettled).toBe(false);
+    // b's fair share is 50, but a holds all 100: b gets the one-token minimum and waits.
+    expect(rate(await b.report(report(90)))).toBe(0.1);
+    expect(b.unsettled).toBe(true);
+    expect(await b.rebalance(new Map())).toEqual([]); // no room yet
+    clock.advance(1000);
+    // a's next report sees b waiting: a drops to its share and publishes it at once.
+    expect(rate(await a.report(report(90)))).toBe(50);
+    // b's re-read finds the room before b's own next report.
+    expect(rate(await b.rebalance(new Map()))).toBe(50);
+    expect(b.unsettled).toBe(false);
+    expect((await board.read("tl:v1:{edge|tenant=acme}:q", 3000)).map((p) => p.held)).toEqual([50, 50]);
+  });
+
+  it("re-reads a waiting share at most MAX_REREADS times between two of its reports", async () => {
+    const clock = new FakeClock();
+    const board = new MemoryUsageBoard({ clock });
+    let reads = 0;
+    const counting: UsageBoard = {
+      kind: "memory",
+      report: (k, e, st) => board.report(k, e, st),
+      read: (k, st) => {
+        reads++;
+        return board.read(k, st);
+      },
+      leave: (k, p) => board.leave(k, p),
+      close: async () => {},
+    };
+    // Somebody else holds the whole limit and never reports again within the test.
+    await board.report("tl:v1:{edge|tenant=acme}:q", { participant: "other", demand: 90, held: 100 }, 3000);
+    const { s } = session({ board: counting });
+    await s.report(report(90));
+    expect(s.unsettled).toBe(true);
+    for (let i = 0; i < MAX_REREADS + 3; i++) await s.rebalance(new Map());
+    expect(reads).toBe(MAX_REREADS);
+    expect(s.unsettled).toBe(false);
   });
 
   it("refuses a second domain on the same stream", async () => {
