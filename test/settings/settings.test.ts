@@ -18,6 +18,21 @@ describe("settings", () => {
     expect(s.drainTimeout).toBe(10_000);
   });
 
+  it("bounds streaming calls and RLQS streams through settings, with the former fixed values as defaults", () => {
+    const d = loadSettings([], {});
+    expect([d.grpcMaxStreamingCalls, d.grpcMaxStreamUnreadBytes, d.rlqsStreamIdleTimeout]).toEqual([
+      100, 1_048_576, 0,
+    ]);
+    const s = loadSettings(["--grpc-max-streaming-calls", "2", "--rlqs-stream-idle-timeout", "3s"], {
+      TOLLGATE_GRPC_MAX_STREAM_UNREAD_BYTES: "65536",
+    });
+    expect([s.grpcMaxStreamingCalls, s.grpcMaxStreamUnreadBytes, s.rlqsStreamIdleTimeout]).toEqual([
+      2, 65_536, 3000,
+    ]);
+    expect(() => loadSettings(["--grpc-max-streaming-calls", "0"], {})).toThrow(/at least 1/);
+    expect(() => loadSettings(["--grpc-max-stream-unread-bytes", "100"], {})).toThrow(/at least 1024/);
+  });
+
   it("prefers a flag over its environment twin over the default", () => {
     const env = { TOLLGATE_STORE: "redis://r:6379", TOLLGATE_MAX_ENTRIES: "8" };
     const s = loadSettings(["--store", "memory", "--grpc-addr=127.0.0.1:0"], env);

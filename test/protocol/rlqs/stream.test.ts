@@ -1,16 +1,22 @@
 /**
  * The RLQS stream on a running tollgate, on both gRPC transports (the own HTTP/2, the default, and
  * `--grpc-transport node`), through a client built on the official Envoy protos: assignments at once,
- * blanket rules from the same rules, bad input, and a drain ending streams cleanly.
+ * blanket rules from the same rules, bad input, a drain ending streams cleanly, and the stream bounds
+ * set through settings.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
 import { SimEnvoy } from "../../../bench/rlqs-envoy.mjs";
+import { RateLimitQuotaUsageReportsSchema } from "../../../src/gen/envoy/service/rate_limit_quota/v3/rlqs_pb.js";
+import { Status } from "../../../src/protocol/grpc/status.js";
+import { RLQS_PATH } from "../../../src/protocol/rlqs/service.js";
 import { type Service, startService } from "../../helpers/service.js";
+import { grpcFrame, rawCall, rawSession } from "../grpc/raw-client.js";
 
 const CONFIG = `domain: edge
 rlqs:
@@ -170,5 +176,71 @@ describe.each(SERVICES)("RLQS drain (%s transport)", (_name, service) => {
     const exited = service().stop("SIGTERM");
     expect(await raw.status).toEqual({ code: 0, details: "" });
     expect(await exited).toBe(0);
+  });
+});
+
+describe("RLQS stream bounds from settings (--grpc-max-streaming-calls, --rlqs-stream-idle-timeout)", () => {
+  let bounded: Service;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-rlqs-bounds-"));
+    const config = join(dir, "edge.yaml");
+    writeFileSync(config, CONFIG);
+    bounded = await startService({
+      config,
+      args: ["--grpc-max-streaming-calls", "2", "--rlqs-stream-idle-timeout", "400ms"],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await bounded?.stop();
+  });
+
+  const report = (tenant: string) =>
+    grpcFrame(
+      toBinary(
+        RateLimitQuotaUsageReportsSchema,
+        create(RateLimitQuotaUsageReportsSchema, {
+          domain: "edge",
+          bucketQuotaUsages: [{ bucketId: { bucket: { tenant } }, numRequestsAllowed: 1n }],
+        }),
+      ),
+    );
+
+  it("refuses a third stream on one connection, and ends a stream idle for the configured time OK", async () => {
+    const session = await rawSession(bounded.grpcPort);
+    try {
+      const open = (tenant: string) => {
+        const req = session.request({
+          ":method": "POST",
+          ":path": RLQS_PATH,
+          "content-type": "application/grpc",
+          te: "trailers",
+        });
+        const data: Buffer[] = [];
+        req.on("data", (c: Buffer) => data.push(c));
+        const trailers = new Promise<Record<string, unknown>>((resolve) => {
+          req.on("trailers", (t) => resolve(t));
+          req.on("response", (h) => {
+            if (h["grpc-status"] !== undefined) resolve(h);
+          });
+        });
+        req.write(report(tenant));
+        return { req, data, trailers };
+      };
+      const a = open("a");
+      const b = open("b");
+      await waitFor(() => a.data.length > 0 && b.data.length > 0);
+      const third = await rawCall(session, { path: RLQS_PATH, chunks: [report("c")] });
+      expect(third.trailers?.["grpc-status"] ?? third.headers["grpc-status"]).toBe(
+        String(Status.RESOURCE_EXHAUSTED),
+      );
+      // Neither a nor b reports again: each ends OK, naming the idle time, within a few seconds.
+      const [ta, tb] = await Promise.all([a.trailers, b.trailers]);
+      for (const t of [ta, tb]) {
+        expect(t["grpc-status"]).toBe("0");
+        expect(decodeURIComponent(String(t["grpc-message"]))).toBe("no usage report for 400 ms");
+      }
+    } finally {
+      session.destroy();
+    }
   });
 });
