@@ -48,6 +48,15 @@ export function settledAt(logs, targets, from, end, tolerance) {
   return settled;
 }
 
+/** The first time after `from` at which every Envoy's assigned rate is within `tolerance` (or Infinity). */
+export function firstWithinAt(logs, targets, from, end, tolerance) {
+  const rateAt = (log, t) => log.filter((a) => a.at <= t).pop()?.rate ?? Number.NaN;
+  const times = [from, ...logs.flatMap((l) => l.map((a) => a.at)).filter((t) => t > from && t <= end)];
+  for (const t of times.sort((a, b) => a - b))
+    if (logs.every((l, i) => Math.abs(rateAt(l, t) - targets[i]) <= tolerance * targets[i])) return t;
+  return Number.POSITIVE_INFINITY;
+}
+
 /** Allowed requests per second of one Envoy over its reports in (from, to] (report-aligned). */
 function admittedRate(usage, from, to) {
   const inside = usage.filter((u) => u.at > from && u.at <= to);
@@ -89,6 +98,7 @@ export async function runFairness(o) {
   const gaps = envoys.flatMap((e) => e.reportTimes.slice(1).map((t, i) => t - e.reportTimes[i]));
   const observedIntervalMs = median(gaps.filter((g) => g > o.intervalMs / 2));
   const settled = settledAt(logs, o.targetsAfter, flipAt, end, tolerance);
+  const within = firstWithinAt(logs, o.targetsAfter, flipAt, end, tolerance);
   // Report-aligned windows: steady before the flip (after the warm-up, to the last report before
   // it), and after it from each Envoy's third report (two whole intervals after the shift).
   const warm = started + warmupMs;
@@ -110,9 +120,19 @@ export async function runFairness(o) {
     sharesAfter: sharesAfter.map((x) => round(x)),
     ratesAtEnd: logs.map((l) => round(l[l.length - 1]?.rate ?? Number.NaN)),
     observedIntervalMs: round(observedIntervalMs),
+    firstWithinIntervals: round((within - flipAt) / observedIntervalMs, 2),
     settledMs: round(settled - flipAt),
     settledIntervals: round((settled - flipAt) / observedIntervalMs, 2),
     assignmentsAfterFlip: logs.map((l) => l.filter((a) => a.at > flipAt).length),
+    /** Per Envoy: [ms after the flip, rate] of the assignments and [ms, allowed, denied] of the reports, first 1.5 s. */
+    trace: logs.map((l, i) => ({
+      assigned: l
+        .filter((a) => a.at > flipAt && a.at < flipAt + 1500)
+        .map((a) => [round(a.at - flipAt, 0), round(a.rate)]),
+      reported: usage[i]
+        .filter((u) => u.at > flipAt && u.at < flipAt + 1500)
+        .map((u) => [round(u.at - flipAt, 0), u.allowed, u.denied]),
+    })),
     reports,
     reportsPerSec: round(reports / ((end - started) / 1000)),
     redisCalls: calls,

@@ -12,6 +12,15 @@
  *
  *   npm run build && node bench/rlqs.mjs [--streams 50] [--buckets 20] [--interval 100] [--duration 10]
  *     [--transport tollgate|node]
+ *
+ * `--fairness` (issue 26 item 4): 3 simulated Envoys at 70/20/10 % of twice a `--limit` req/s limit
+ * (one bucket) on 2 tollgate instances sharing the private Redis, `--duration` s (60 by default),
+ * the demand flipped to 10/20/70 % half way; reports admitted ÷ limit (after a 1 s warm-up),
+ * per-Envoy shares before and after the flip against their targets, how many reporting intervals
+ * the assigned rates took to settle within 15 % of the new targets, reports per second per core
+ * (both instances' CPU), and Redis commands and script calls per report (bench/rlqs-fairness.mjs).
+ *
+ *   npm run build && node bench/rlqs.mjs --fairness [--limit 200] [--interval 200] [--duration 60]
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,8 +39,23 @@ const { values } = parseArgs({
     interval: { type: "string", default: "100" },
     duration: { type: "string", default: "10" },
     transport: { type: "string", default: "tollgate" },
+    fairness: { type: "boolean", default: false },
+    limit: { type: "string", default: "200" },
   },
 });
+if (values.fairness) {
+  // Its own defaults: one bucket per Envoy, Envoy-like 200 ms reports, a minute.
+  const argv = process.argv.slice(2);
+  const given = (name) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  const { benchFairness } = await import("./rlqs-fairness-bench.mjs");
+  await benchFairness({
+    limit: Number(values.limit),
+    intervalMs: given("interval") ? Number(values.interval) : 200,
+    durationSec: given("duration") ? Number(values.duration) : 60,
+    transport: values.transport,
+  });
+  process.exit(0);
+}
 const streams = Number(values.streams);
 const buckets = Number(values.buckets);
 const intervalMs = Number(values.interval);
