@@ -41,7 +41,7 @@ async function startTollgate(config, store, transport) {
 }
 
 /** See bench/rlqs.mjs (`--fairness`). Prints one JSON object. */
-export async function benchFairness({ limit, intervalMs, durationSec, transport }) {
+export async function benchFairness({ limit, intervalMs, durationSec, transport, flipPhase }) {
   const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-rlqs-fair-"));
   const config = join(dir, "edge.yaml");
   writeFileSync(config, fairnessConfig({ limit, intervalMs }));
@@ -77,6 +77,7 @@ export async function benchFairness({ limit, intervalMs, durationSec, transport 
     flipped,
     targetsBefore: targetShares(limit, 0.1, demand),
     targetsAfter: targetShares(limit, 0.1, flipped),
+    flipPhase,
     beforeMs: (durationSec * 1000) / 2,
     afterMs: (durationSec * 1000) / 2,
   });

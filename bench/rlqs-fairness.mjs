@@ -57,6 +57,21 @@ export function firstWithinAt(logs, targets, from, end, tolerance) {
   return Number.POSITIVE_INFINITY;
 }
 
+/** The fraction of [from, end] during which every Envoy's assigned rate is within `tolerance`. */
+export function withinFraction(logs, targets, from, end, tolerance) {
+  if (!(end > from)) return Number.NaN;
+  const rateAt = (log, t) => log.filter((a) => a.at <= t).pop()?.rate ?? Number.NaN;
+  const times = [from, ...logs.flatMap((l) => l.map((a) => a.at)).filter((t) => t > from && t < end)];
+  times.sort((a, b) => a - b);
+  let inside = 0;
+  for (const [k, t] of times.entries()) {
+    const next = times[k + 1] ?? end;
+    if (logs.every((l, i) => Math.abs(rateAt(l, t) - targets[i]) <= tolerance * targets[i]))
+      inside += next - t;
+  }
+  return inside / (end - from);
+}
+
 /** Allowed requests per second of one Envoy over its reports in (from, to] (report-aligned). */
 function admittedRate(usage, from, to) {
   const inside = usage.filter((u) => u.at > from && u.at <= to);
@@ -85,6 +100,12 @@ export async function runFairness(o) {
   const started = performance.now();
   const drivers = envoys.map((e, i) => drive(e, bucket, () => current[i] ?? 0));
   await sleep(o.beforeMs);
+  // The flip lands `flipPhase` of an interval after a report of the first Envoy (they report in
+  // step): 0.5 by default, half way through an interval.
+  const last = envoys[0].reportTimes.at(-1) ?? performance.now();
+  const phaseMs = (o.flipPhase ?? 0.5) * o.intervalMs;
+  const wait = (last + phaseMs - performance.now()) % o.intervalMs;
+  await sleep(wait < 0 ? wait + o.intervalMs : wait);
   current = o.flipped;
   const flipAt = performance.now();
   await sleep(o.afterMs);
@@ -111,6 +132,7 @@ export async function runFairness(o) {
   const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
   return {
     seconds: round((end - started) / 1000, 2),
+    flipPhase: o.flipPhase ?? 0.5,
     limit: o.limit,
     admittedPerSec: round(admitted.reduce((s, x) => s + x, 0)),
     admittedOverLimit: round(admitted.reduce((s, x) => s + x, 0) / o.limit, 3),
@@ -121,6 +143,8 @@ export async function runFairness(o) {
     ratesAtEnd: logs.map((l) => round(l[l.length - 1]?.rate ?? Number.NaN)),
     observedIntervalMs: round(observedIntervalMs),
     firstWithinIntervals: round((within - flipAt) / observedIntervalMs, 2),
+    /** Of the time from then to the end, the fraction with every rate within the tolerance. */
+    withinAfter: round(withinFraction(logs, o.targetsAfter, within, end, tolerance), 3),
     settledMs: round(settled - flipAt),
     settledIntervals: round((settled - flipAt) / observedIntervalMs, 2),
     assignmentsAfterFlip: logs.map((l) => l.filter((a) => a.at > flipAt).length),

@@ -21,6 +21,7 @@
  * (both instances' CPU), and Redis commands and script calls per report (bench/rlqs-fairness.mjs).
  *
  *   npm run build && node bench/rlqs.mjs --fairness [--limit 200] [--interval 200] [--duration 60]
+ *     [--phase 0.5]   (where in a reporting interval the flip lands: 0.5 half way, 0.1 just after a report)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     transport: { type: "string", default: "tollgate" },
     fairness: { type: "boolean", default: false },
     limit: { type: "string", default: "200" },
+    phase: { type: "string", default: "0.5" },
   },
 });
 if (values.fairness) {
@@ -53,6 +55,7 @@ if (values.fairness) {
     intervalMs: given("interval") ? Number(values.interval) : 200,
     durationSec: given("duration") ? Number(values.duration) : 60,
     transport: values.transport,
+    flipPhase: Number(values.phase),
   });
   process.exit(0);
 }
