@@ -1,44 +1,14 @@
 // `node bench/rlqs.mjs --fairness`: the fairness run of bench/rlqs-fairness.mjs on 2 tollgate
 // instances (dist/cli.js, Redis store) sharing a private redis-server (never 6379), for a minute.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { targetShares } from "../dist/engine/rlqs/allocator.js";
 import { cpuMicros, cpuMicrosTree } from "./measure.mjs";
-import { freePort, startRedis } from "./redis.mjs";
+import { startRedis } from "./redis.mjs";
 import { fairnessConfig, runFairness } from "./rlqs-fairness.mjs";
-
-const cli = new URL("../dist/cli.js", import.meta.url).pathname;
-
-async function startTollgate(config, store, transport) {
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const proc = spawn(
-    process.execPath,
-    [cli, "serve", "--config", config, "--store", store, "--grpc-transport", transport],
-    {
-      env: {
-        ...process.env,
-        TOLLGATE_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
-        TOLLGATE_HTTP_ADDR: `127.0.0.1:${httpPort}`,
-        TOLLGATE_LOG_LEVEL: "warn",
-      },
-      stdio: ["ignore", "inherit", "inherit"],
-    },
-  );
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`http://127.0.0.1:${httpPort}/healthcheck`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (i > 200) throw new Error("tollgate did not start");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { proc, address: `127.0.0.1:${grpcPort}` };
-}
+import { commandStats, startTollgate } from "./rlqs-tollgate.mjs";
 
 /** See bench/rlqs.mjs (`--fairness`). Prints one JSON object. */
 export async function benchFairness({ limit, intervalMs, durationSec, transport, flipPhase }) {
@@ -55,13 +25,7 @@ export async function benchFairness({ limit, intervalMs, durationSec, transport,
   });
   const instances = await Promise.all([0, 1].map(() => startTollgate(config, redis.url, transport)));
   const client = new Redis(redis.url);
-  const stats = async () => {
-    const info = await client.info("commandstats");
-    const out = {};
-    for (const m of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm))
-      if (m[1] !== "info") out[m[1]] = Number(m[2]);
-    return out;
-  };
+  const stats = () => commandStats(client);
   const demand = [0.7, 0.2, 0.1].map((x) => x * 2 * limit);
   const flipped = [0.1, 0.2, 0.7].map((x) => x * 2 * limit);
   const before = await stats();

@@ -23,15 +23,15 @@
  *   npm run build && node bench/rlqs.mjs --fairness [--limit 200] [--interval 200] [--duration 60]
  *     [--phase 0.5]   (where in a reporting interval the flip lands: 0.5 half way, 0.1 just after a report)
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { cpuMicros, cpuMicrosTree } from "./measure.mjs";
-import { freePort, startRedis } from "./redis.mjs";
+import { startRedis } from "./redis.mjs";
 import { SimEnvoy } from "./rlqs-envoy.mjs";
+import { commandStats as readCommandStats, startTollgate } from "./rlqs-tollgate.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -89,41 +89,9 @@ process.once("exit", () => {
     } catch {}
   }
 });
-const grpcPort = await freePort();
-const httpPort = await freePort();
-const cli = new URL("../dist/cli.js", import.meta.url).pathname;
-const proc = spawn(
-  process.execPath,
-  [cli, "serve", "--config", config, "--store", redis.url, "--grpc-transport", values.transport],
-  {
-    env: {
-      ...process.env,
-      TOLLGATE_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
-      TOLLGATE_HTTP_ADDR: `127.0.0.1:${httpPort}`,
-      TOLLGATE_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  },
-);
-const address = `127.0.0.1:${grpcPort}`;
-for (let i = 0; ; i++) {
-  const ok = await fetch(`http://127.0.0.1:${httpPort}/healthcheck`).then(
-    (r) => r.ok,
-    () => false,
-  );
-  if (ok) break;
-  if (i > 200) throw new Error("tollgate did not start");
-  await new Promise((r) => setTimeout(r, 50));
-}
-
+const { proc, address, httpPort } = await startTollgate(config, redis.url, values.transport);
 const client = new Redis(redis.url);
-async function commandStats() {
-  const info = await client.info("commandstats");
-  const out = {};
-  for (const m of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm))
-    if (m[1] !== "info") out[m[1]] = Number(m[2]);
-  return out;
-}
+const commandStats = () => readCommandStats(client);
 const total = (o) => Object.values(o).reduce((a, b) => a + b, 0);
 
 // Every stream announces its buckets with one request each (first report at once), then reports

@@ -72,6 +72,23 @@ export function unsettled(params: FairParams, all: readonly Participant[]): bool
   return all.some((p, i) => isShort(params, p, targets[i] as number));
 }
 
+/** Whether `selfId`, holding `rate`, is short of its target in the view `all` (see `unsettled`). */
+export function shortOf(
+  params: FairParams,
+  all: readonly Participant[],
+  selfId: string,
+  rate: number,
+): boolean {
+  const index = all.findIndex((p) => p.id === selfId);
+  if (index < 0) return false;
+  const target = targetShares(
+    params.limit,
+    params.minShare,
+    all.map((p) => p.demand),
+  )[index] as number;
+  return isShort(params, { id: selfId, demand: 0, held: rate }, target);
+}
+
 /**
  * The rate to assign to participant `self` (which is in `all`), given what it was last sent
  * (`previous`, undefined for none). Returns `previous` unchanged when the move is smaller than the

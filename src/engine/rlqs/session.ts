@@ -204,6 +204,7 @@ export class RlqsSession {
       participant: `${this.#o.participant}/${id}`,
       demand,
       previous: previous?.key === key ? previous.held : undefined,
+      previousDemand: previous?.key === key ? previous.demand : undefined,
       limit: r.limit,
       minShare: settings.minShare,
       threshold: settings.reassignThreshold,

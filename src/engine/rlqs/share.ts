@@ -13,7 +13,7 @@
 
 import type { UsageBoard } from "../../store/rlqs/board.js";
 import type { FailurePolicy } from "../types.js";
-import { type FairParams, nextRate, type Participant, unsettled } from "./allocator.js";
+import { type FairParams, nextRate, type Participant, shortOf, unsettled } from "./allocator.js";
 import type { RlqsEvents, RlqsStrategy } from "./messages.js";
 import type { SharedLimit } from "./resolve.js";
 import { rateOf, type TokenBucketSpec, tokenBucketFor } from "./token-bucket.js";
@@ -46,8 +46,17 @@ export interface Share {
   readonly demand: number;
   /** Rate of the token bucket last computed, requests per second; also what the board holds. */
   held: number;
-  /** Somebody on the board is short of its target: re-read between reports. */
+  /** Its demand moved materially at this report: re-read until the next one. */
+  readonly moving: boolean;
+  /** Somebody on the board is short of its target, or this share is moving: re-read between reports. */
   unsettled: boolean;
+  /**
+   * This Envoy itself is short of its target (capped by the room the others hold): only then may
+   * a re-read raise it. A target that rose because others' demand fell (a flip seen half way: one
+   * Envoy's drop reported before another's rise) waits for the Envoy's own next report, so a
+   * transient view does not hand out a share that must be taken back a moment later.
+   */
+  capped: boolean;
   /** Re-reads since the report (at most {@link MAX_REREADS} before the next one). */
   rereads: number;
 }
@@ -67,6 +76,8 @@ export interface ShareRequest {
   readonly demand: number;
   /** Rate held now (undefined: no token bucket assigned yet). */
   readonly previous: number | undefined;
+  /** Demand of its previous report (undefined: none). */
+  readonly previousDemand: number | undefined;
   readonly limit: SharedLimit;
   readonly minShare: number;
   readonly threshold: number;
@@ -108,6 +119,9 @@ export async function reportShare(
   const tokenBucket = tokenBucketFor(nextRate(params, view, r.participant, r.previous), limit);
   const held = rateOf(tokenBucket);
   if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
+  // Its own demand moved: the others' reports of the same shift may land just after this one, so
+  // it looks again until its next report (their new demand can lower this share, or free room).
+  const moving = moved(r.previousDemand, r.demand, r.threshold);
   const share: Share = {
     domain: r.domain,
     key: r.key,
@@ -118,11 +132,17 @@ export async function reportShare(
     shared: board === o.board,
     demand: r.demand,
     held,
-    unsettled: unsettled(params, withHeld(view, r.participant, held)),
+    moving,
+    unsettled: moving || unsettled(params, withHeld(view, r.participant, held)),
+    capped: shortOf(params, view, r.participant, held),
     rereads: 0,
   };
   return { strategy: { tokenBucket }, share };
 }
+
+/** Whether demand moved from `before` to `now` by more than `threshold` of the larger. */
+const moved = (before: number | undefined, now: number, threshold: number) =>
+  before !== undefined && Math.abs(now - before) > Math.max(threshold, 0.05) * Math.max(before, now);
 
 /** Write a changed held rate; a failure leaves it to the next report (best effort). */
 async function publish(
@@ -173,8 +193,10 @@ export async function rebalanceShare(
     nextRate(share.params, view, share.participant, share.held),
     share.limit,
   );
-  const held = rateOf(tokenBucket);
-  share.unsettled = unsettled(share.params, withHeld(view, share.participant, held));
+  // Only a capped share is raised here (see `capped`); lowering is always allowed.
+  const held = rateOf(tokenBucket) > share.held && !share.capped ? share.held : rateOf(tokenBucket);
+  share.unsettled = share.moving || unsettled(share.params, withHeld(view, share.participant, held));
+  share.capped = shortOf(share.params, view, share.participant, held);
   if (held === share.held) return undefined;
   share.held = held;
   reads.delete(share.key);

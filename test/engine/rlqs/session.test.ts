@@ -1,18 +1,14 @@
 /** RlqsSession on a fake clock and in-process boards: re-sends, TTL refresh, failure policies. */
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../../src/config/document.js";
-import type { ConfigProblem } from "../../../src/config/errors.js";
-import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
-import { compileRlqs } from "../../../src/config/sections/rlqs.js";
 import type { RlqsAction, RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
 import { RlqsSession } from "../../../src/engine/rlqs/session.js";
 import { MAX_REREADS } from "../../../src/engine/rlqs/share.js";
-import { NO_TIERS } from "../../../src/engine/tiers.js";
 import type { FailurePolicy } from "../../../src/engine/types.js";
 import type { UsageBoard } from "../../../src/store/rlqs/board.js";
 import { MemoryUsageBoard } from "../../../src/store/rlqs/memory-board.js";
 import { StoreError } from "../../../src/store/store.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { rlqsView } from "../../helpers/rlqs-config.js";
 
 function view(policy?: FailurePolicy): RlqsConfigView {
   const yaml = `domain: edge
@@ -24,11 +20,7 @@ descriptors:
   - key: tenant
     rate_limit: { unit: second, requests_per_unit: 100 }
 `;
-  const load = parseConfigText("edge.yaml", yaml, { schema: FULL_SCHEMA });
-  const problems: ConfigProblem[] = [];
-  const rlqs = compileRlqs(load.documents, problems);
-  expect(problems).toEqual([]);
-  return { rules: load.ruleSet, tiers: NO_TIERS, rlqs };
+  return rlqsView(yaml);
 }
 
 const failing: UsageBoard = {

@@ -5,6 +5,7 @@
  */
 import {
   type ClientHttp2Session,
+  type ClientHttp2Stream,
   connect,
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
@@ -96,4 +97,31 @@ export function rawCall(session: ClientHttp2Session, call: RawCall): Promise<Raw
       if (!req.destroyed) req.end();
     })();
   });
+}
+
+/** An open streaming call: its request, the response bytes so far, and its status headers. */
+export interface OpenStream {
+  readonly req: ClientHttp2Stream;
+  readonly data: Buffer[];
+  /** Trailers, or the response headers of a trailers-only answer. */
+  readonly trailers: Promise<Record<string, unknown>>;
+}
+
+/** Open a gRPC streaming call on `session` (nothing written yet). */
+export function openStream(session: ClientHttp2Session, path: string): OpenStream {
+  const req = session.request({
+    ":method": "POST",
+    ":path": path,
+    "content-type": "application/grpc",
+    te: "trailers",
+  });
+  const data: Buffer[] = [];
+  req.on("data", (c: Buffer) => data.push(c));
+  const trailers = new Promise<Record<string, unknown>>((resolve) => {
+    req.on("trailers", (t) => resolve(t));
+    req.on("response", (h) => {
+      if (h["grpc-status"] !== undefined) resolve(h);
+    });
+  });
+  return { req, data, trailers };
 }

@@ -4,7 +4,7 @@
  * oversized messages, a client reset, and a drain ending open streams OK. Frame-level flow control
  * of the own transport is in stream-h2.test.ts.
  */
-import type { ClientHttp2Session, ClientHttp2Stream } from "node:http2";
+import type { ClientHttp2Session } from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createGrpcServer,
@@ -14,7 +14,7 @@ import {
 } from "../../../src/protocol/grpc/server.js";
 import { Status } from "../../../src/protocol/grpc/status.js";
 import type { H2Limits } from "../../../src/protocol/h2/limits.js";
-import { grpcFrame, rawCall, rawSession } from "./raw-client.js";
+import { grpcFrame, openStream, rawCall, rawSession } from "./raw-client.js";
 
 /** Calls whose handler heard `closed` (cancelled, connection gone, or ended). */
 let closedCalls = 0;
@@ -60,27 +60,7 @@ async function start(
   return (await server.listen("127.0.0.1", 0)).port;
 }
 
-function open(s: ClientHttp2Session): {
-  req: ClientHttp2Stream;
-  data: Buffer[];
-  trailers: Promise<Record<string, unknown>>;
-} {
-  const req = s.request({
-    ":method": "POST",
-    ":path": shout.path,
-    "content-type": "application/grpc",
-    te: "trailers",
-  });
-  const data: Buffer[] = [];
-  req.on("data", (c: Buffer) => data.push(c));
-  const trailers = new Promise<Record<string, unknown>>((resolve) => {
-    req.on("trailers", (t) => resolve(t));
-    req.on("response", (h) => {
-      if (h["grpc-status"] !== undefined) resolve(h);
-    });
-  });
-  return { req, data, trailers };
-}
+const open = (s: ClientHttp2Session) => openStream(s, shout.path);
 
 const until = async (ok: () => boolean) => {
   for (let i = 0; i < 250 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));

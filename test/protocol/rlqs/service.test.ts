@@ -1,15 +1,11 @@
 /** The RLQS method's stream idle timer on a fake clock (the stream's handler, no transport). */
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../../src/config/document.js";
-import type { ConfigProblem } from "../../../src/config/errors.js";
-import { FULL_SCHEMA } from "../../../src/config/full-schema.js";
-import { compileRlqs } from "../../../src/config/sections/rlqs.js";
 import type { RlqsAction, RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
-import { NO_TIERS } from "../../../src/engine/tiers.js";
 import type { StreamContext } from "../../../src/protocol/grpc/stream-call.js";
 import { rlqsMethod, STREAM_IDLE_INTERVALS } from "../../../src/protocol/rlqs/service.js";
 import { MemoryUsageBoard } from "../../../src/store/rlqs/memory-board.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { rlqsView } from "../../helpers/rlqs-config.js";
 
 function config(): RlqsConfigView {
   const yaml = `domain: edge
@@ -21,11 +17,7 @@ descriptors:
   - key: tenant
     rate_limit: { unit: second, requests_per_unit: 100 }
 `;
-  const load = parseConfigText("edge.yaml", yaml, { schema: FULL_SCHEMA });
-  const problems: ConfigProblem[] = [];
-  const rlqs = compileRlqs(load.documents, problems);
-  expect(problems).toEqual([]);
-  return { rules: load.ruleSet, tiers: NO_TIERS, rlqs };
+  return rlqsView(yaml);
 }
 
 function open(streamIdleMs?: number) {

@@ -16,7 +16,7 @@ import { RateLimitQuotaUsageReportsSchema } from "../../../src/gen/envoy/service
 import { Status } from "../../../src/protocol/grpc/status.js";
 import { RLQS_PATH } from "../../../src/protocol/rlqs/service.js";
 import { type Service, startService } from "../../helpers/service.js";
-import { grpcFrame, rawCall, rawSession } from "../grpc/raw-client.js";
+import { grpcFrame, openStream, rawCall, rawSession } from "../grpc/raw-client.js";
 
 const CONFIG = `domain: edge
 rlqs:
@@ -209,22 +209,9 @@ describe("RLQS stream bounds from settings (--grpc-max-streaming-calls, --rlqs-s
     const session = await rawSession(bounded.grpcPort);
     try {
       const open = (tenant: string) => {
-        const req = session.request({
-          ":method": "POST",
-          ":path": RLQS_PATH,
-          "content-type": "application/grpc",
-          te: "trailers",
-        });
-        const data: Buffer[] = [];
-        req.on("data", (c: Buffer) => data.push(c));
-        const trailers = new Promise<Record<string, unknown>>((resolve) => {
-          req.on("trailers", (t) => resolve(t));
-          req.on("response", (h) => {
-            if (h["grpc-status"] !== undefined) resolve(h);
-          });
-        });
-        req.write(report(tenant));
-        return { req, data, trailers };
+        const call = openStream(session, RLQS_PATH);
+        call.req.write(report(tenant));
+        return call;
       };
       const a = open("a");
       const b = open("b");
