@@ -140,9 +140,12 @@ export async function reportShare(
   return { strategy: { tokenBucket }, share };
 }
 
-/** Whether demand moved from `before` to `now` by more than `threshold` of the larger. */
+/**
+ * Whether demand moved from `before` to `now` by more than twice `threshold` (at least a quarter) of
+ * the larger: a shift, not the count noise of a small share (8 ± 1 requests a report is 12 %).
+ */
 const moved = (before: number | undefined, now: number, threshold: number) =>
-  before !== undefined && Math.abs(now - before) > Math.max(threshold, 0.05) * Math.max(before, now);
+  before !== undefined && Math.abs(now - before) > Math.max(2 * threshold, 0.25) * Math.max(before, now);
 
 /** Write a changed held rate; a failure leaves it to the next report (best effort). */
 async function publish(
