@@ -18,7 +18,7 @@
  *   one write per master, as with `runEncoded` when the caller corks (cluster-batches.ts).
  */
 import { createHash } from "node:crypto";
-import type { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { EncodedCommand, encodeEvalsha } from "./resp.js";
 import { keySlot } from "./slot.js";
 
@@ -166,4 +166,11 @@ export class ClusterRunner implements ScriptRunner {
   runEncoded(script: Script, evalsha: Buffer, slot: number): Promise<unknown> {
     return sendWithReload(this.#client, script, evalsha, slot);
   }
+}
+
+/** The runner of `client`: a {@link ClusterRunner} for a Cluster client, else a {@link SingleNodeRunner}. */
+export function runnerFor(client: Redis | Cluster, options: RunnerOptions = {}): ScriptRunner {
+  return client instanceof Cluster
+    ? new ClusterRunner(client, options)
+    : new SingleNodeRunner(client, options);
 }

@@ -1,31 +1,21 @@
 /**
- * Tenant tier overrides in Redis: one hash (`tenantTiersKey`), changed only by two small scripts that
- * also PUBLISH the tenant on `tenantTiersChannel` in the same atomic step, so a change and its notice
- * cannot be separated. Every instance subscribes on a connection of its own and reloads the hash
+ * Tenant tier overrides in Redis: one hash (`tenantTiersKey`), changed only by
+ * lua/tenant_tier_change.lua (sent through the script runner like every script: script-runner.ts),
+ * which also PUBLISHes the tenant on `tenantTiersChannel` in the same atomic step, so a change and its
+ * notice cannot be separated. Every instance subscribes on a connection of its own and reloads the hash
  * (HGETALL) on each notice: a change is applied everywhere within one round trip of the publish
- * (test/tenants/overrides-redis.test.ts holds it to 1 s). Notices sent while an instance was
+ * (test/store/tenants/overrides-redis.test.ts holds it to 1 s). Notices sent while an instance was
  * disconnected are lost, so it also reloads on every (re)subscribe and every `resyncMs`.
  * Redis Cluster: PUBLISH reaches the subscribers of every node; the hash lives in one slot.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Cluster, Redis } from "ioredis";
 import { tenantTiersChannel, tenantTiersKey } from "../../engine/keys.js";
 import { classifyRedisError } from "../redis/errors.js";
+import { runnerFor, type Script, type ScriptRunner, scriptOf } from "../redis/script-runner.js";
+import { DEFAULT_SCRIPTS_DIR } from "../redis/scripts.js";
 import type { OverrideTable, TenantOverrideStore } from "./overrides.js";
-
-/**
- * KEYS[1] the hash; ARGV[1] tenant, ARGV[2] tier (empty: delete), ARGV[3] channel.
- * Returns the previous tier, or false when there was none. Writes and publishes atomically.
- */
-const CHANGE_LUA = `
-local old = redis.call('HGET', KEYS[1], ARGV[1])
-if ARGV[2] == '' then
-  if old then redis.call('HDEL', KEYS[1], ARGV[1]) end
-else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-end
-if old or ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[1]) end
-return old
-`;
 
 /** Options of {@link RedisTenantOverrides}. */
 export interface RedisOverridesOptions {
@@ -37,6 +27,8 @@ export interface RedisOverridesOptions {
   readonly keyPrefix: string;
   /** Reload the whole table this often even without notices. @default 30000 (ms) */
   readonly resyncMs?: number;
+  /** Directory of lua/. @default the package's */
+  readonly scriptsDir?: string;
   /** A reload failed (the last table stays in force). */
   readonly onError?: (err: unknown) => void;
 }
@@ -47,6 +39,9 @@ export class RedisTenantOverrides implements TenantOverrideStore {
   readonly #o: RedisOverridesOptions;
   readonly #key: string;
   readonly #channel: string;
+  /** lua/tenant_tier_change.lua, on `client`'s runner (no shared turn: admin calls are rare). */
+  readonly #runner: ScriptRunner;
+  readonly #script: Script;
   #timer: NodeJS.Timeout | undefined;
   #onChange: ((table: OverrideTable) => void) | undefined;
   #loading: Promise<void> | undefined;
@@ -56,6 +51,9 @@ export class RedisTenantOverrides implements TenantOverrideStore {
     this.#o = o;
     this.#key = tenantTiersKey(o.keyPrefix);
     this.#channel = tenantTiersChannel(o.keyPrefix);
+    this.#runner = runnerFor(o.client, { shareTurn: false });
+    const file = "tenant_tier_change.lua";
+    this.#script = scriptOf(file, readFileSync(join(o.scriptsDir ?? DEFAULT_SCRIPTS_DIR, file), "utf8"));
   }
 
   /**
@@ -106,10 +104,12 @@ export class RedisTenantOverrides implements TenantOverrideStore {
   async #change(tenant: string, tier: string): Promise<string | undefined> {
     let old: unknown;
     try {
-      old = await this.#o.client.eval(CHANGE_LUA, 1, this.#key, tenant, tier, this.#channel);
+      old = await this.#runner.run(this.#script, [this.#key], [tenant, tier, this.#channel]);
     } catch (err) {
       throw classifyRedisError(err, "tenant override change");
     }
+    // The runner hands replies over as RESP gives them: a bulk string is a Buffer.
+    if (Buffer.isBuffer(old)) return old.toString("utf8");
     return typeof old === "string" ? old : undefined;
   }
 
