@@ -1,5 +1,5 @@
 /**
- * The only place bucket keys are built.
+ * The only place tollgate's Redis keys are built, and {@link parseKey} reads every one of them back.
  *
  *   <prefix>tl:v1:{<domain>|<k>=<v>,<k2>=<v2>[#<shard>]}:<alg><limitIndex>
  *
@@ -30,6 +30,9 @@ import { UNIT_MS } from "./types.js";
 const UNSAFE = /[%{}=,|:#\u0000-\u001f\u007f]/g;
 const UNSAFE_IN_PREFIX = /[%{}]/g;
 const escapeChar = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`;
+
+/** The deployment prefix as it stands in a key: `%`, `{` and `}` escaped, so it never opens a hash tag. */
+const prefixPart = (prefix: string): string => prefix.replace(UNSAFE_IN_PREFIX, escapeChar);
 
 /** Char codes below 128 that UNSAFE matches (a per-character table: a regex test costs more per call). */
 const UNSAFE_CODES = new Uint8Array(128);
@@ -64,7 +67,7 @@ export interface BucketKeyParts {
 
 /** The config-only start of every key of a domain: `<prefix>tl:v1:{<domain>|`. Cacheable. */
 export function keyHead(prefix: string, domain: string): string {
-  return `${prefix.replace(UNSAFE_IN_PREFIX, escapeChar)}tl:v1:{${escapeComponent(domain)}|`;
+  return `${prefixPart(prefix)}tl:v1:{${escapeComponent(domain)}|`;
 }
 
 /** The per-request middle of a key: the descriptor's entries, `k=v,k2=v2`, escaped. */
@@ -100,7 +103,7 @@ export function bucketKey(parts: BucketKeyParts): string {
   );
 }
 
-const KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)(?:#(\d+))?\}:(?:([gf])(\d+)|o([gf])(\d+)_([a-z]+))$/;
+const KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)(?:#(\d+))?\}:(?:([gf])(\d+)|o([gf])(\d+)_([a-z]+))$/s;
 const isUnit = (u: string): u is Unit => Object.hasOwn(UNIT_MS, u);
 
 /** Inverse of {@link bucketKey}; undefined for a string that is not a tollgate v1 key. */
@@ -110,17 +113,8 @@ export function parseBucketKey(key: string): BucketKeyParts | undefined {
   const [, prefix = "", domain = "", body = "", shard, alg, index = "0", oAlg, oRpu, oUnit = ""] = m;
   // An override bucket is never sharded, and its unit is one of ours.
   if (oAlg !== undefined && (shard !== undefined || !isUnit(oUnit))) return undefined;
-  const entries: Entry[] = [];
-  if (body !== "") {
-    for (const pair of body.split(",")) {
-      const eq = pair.indexOf("=");
-      if (eq < 0) return undefined;
-      entries.push({
-        key: unescapeComponent(pair.slice(0, eq)),
-        value: unescapeComponent(pair.slice(eq + 1)),
-      });
-    }
-  }
+  const entries = parseEntries(body);
+  if (entries === undefined) return undefined;
   return {
     prefix: unescapeComponent(prefix),
     domain: unescapeComponent(domain),
@@ -139,7 +133,7 @@ export function parseBucketKey(key: string): BucketKeyParts | undefined {
  * `{domain|…}` tag, which always holds a `|`).
  */
 export function tenantTiersKey(prefix: string): string {
-  return `${prefix.replace(UNSAFE_IN_PREFIX, escapeChar)}tl:v1:{tenant-tiers}`;
+  return `${prefixPart(prefix)}tl:v1:{tenant-tiers}`;
 }
 
 /** The pub/sub channel announcing a change of {@link tenantTiersKey} (message: the tenant). */
@@ -154,4 +148,66 @@ export function tenantTiersChannel(prefix: string): string {
  */
 export function quotaKey(prefix: string, domain: string, entries: readonly Entry[]): string {
   return `${keyHead(prefix, domain)}${entriesPart(entries)}}:q`;
+}
+
+/**
+ * The sorted set of live tollgate instances (store/instances/registry.ts: member = instance id,
+ * score = last heartbeat), in a slot of its own like {@link tenantTiersKey}.
+ */
+export function instancesKey(prefix: string): string {
+  return `${prefixPart(prefix)}tl:v1:{instances}`;
+}
+
+/** A key {@link parseKey} read back: which builder of this module made it, and from what. */
+export type ParsedKey =
+  /** {@link bucketKey} of a configured limit (`override` undefined). */
+  | { readonly kind: "bucket"; readonly parts: BucketKeyParts }
+  /** {@link bucketKey} of a request-supplied limit override (`parts.override` set). */
+  | { readonly kind: "override"; readonly parts: BucketKeyParts }
+  /** {@link quotaKey}. */
+  | {
+      readonly kind: "quota";
+      readonly prefix: string;
+      readonly domain: string;
+      readonly entries: readonly Entry[];
+    }
+  /** {@link tenantTiersKey}. */
+  | { readonly kind: "tenant-tiers"; readonly prefix: string }
+  /** {@link instancesKey}. */
+  | { readonly kind: "instances"; readonly prefix: string };
+
+const QUOTA_KEY = /^(.*)tl:v1:\{([^|{}]*)\|([^{}#]*)\}:q$/s;
+const SINGLETON_KEY = /^(.*)tl:v1:\{(tenant-tiers|instances)\}$/s;
+
+/** `k=v,k2=v2` (escaped) back to entries; undefined when a pair has no `=`. */
+function parseEntries(body: string): Entry[] | undefined {
+  const entries: Entry[] = [];
+  if (body === "") return entries;
+  for (const pair of body.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) return undefined;
+    entries.push({ key: unescapeComponent(pair.slice(0, eq)), value: unescapeComponent(pair.slice(eq + 1)) });
+  }
+  return entries;
+}
+
+/**
+ * Inverse of every key builder of this module ({@link bucketKey} with or without an override,
+ * {@link quotaKey}, {@link tenantTiersKey}, {@link instancesKey}); undefined for a string that is not
+ * a tollgate v1 key.
+ */
+export function parseKey(key: string): ParsedKey | undefined {
+  const parts = parseBucketKey(key);
+  if (parts !== undefined) return { kind: parts.override === undefined ? "bucket" : "override", parts };
+  const q = QUOTA_KEY.exec(key);
+  if (q) {
+    const [, prefix = "", domain = "", body = ""] = q;
+    const entries = parseEntries(body);
+    if (entries === undefined) return undefined;
+    return { kind: "quota", prefix: unescapeComponent(prefix), domain: unescapeComponent(domain), entries };
+  }
+  const one = SINGLETON_KEY.exec(key);
+  if (!one) return undefined;
+  const [, prefix = "", kind] = one;
+  return { kind: kind === "instances" ? "instances" : "tenant-tiers", prefix: unescapeComponent(prefix) };
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { instancesKey } from "../engine/keys.js";
 import type { Clock, FailurePolicy } from "../engine/types.js";
 import type { TollgateMetrics } from "../metrics/metrics.js";
 import type { BreakerSettings } from "./guard/breaker.js";
@@ -116,7 +117,7 @@ export function createStore(
   const registry = new InstanceRegistry({
     redis: heartbeatClient,
     id: randomUUID(),
-    key: `${s.keyPrefix}tl:v1:{instances}`,
+    key: instancesKey(s.keyPrefix),
     clock: deps.clock,
     ...(s.instances > 0 ? { pinned: s.instances } : {}),
     onCount: (n) => deps.metrics.instances(n),

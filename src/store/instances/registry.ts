@@ -7,6 +7,7 @@
  * One MULTI per beat: ZADD self, ZREMRANGEBYSCORE the stale, ZCARD, PEXPIRE the set. Scores are this
  * instance's clock, so instances' clocks must agree to well within the TTL (NTP does).
  */
+import { instancesKey } from "../../engine/keys.js";
 import type { Clock } from "../../engine/types.js";
 import type { InstanceCount } from "../guard/fallback.js";
 
@@ -31,7 +32,7 @@ export interface InstanceRegistryOptions {
   /** This instance's id (e.g. hostname and pid); unique per process. */
   readonly id: string;
   readonly clock: Clock;
-  /** Sorted-set key; hash-tagged so it lives in one slot. @default "tl:v1:{instances}" */
+  /** Sorted-set key; hash-tagged so it lives in one slot. @default instancesKey("") (engine/keys.ts) */
   readonly key?: string;
   /** An instance not seen for this long is not live, ms. @default 15000 */
   readonly ttlMs?: number;
@@ -59,7 +60,7 @@ export class InstanceRegistry implements InstanceCount {
       redis: opts.redis,
       id: opts.id,
       clock: opts.clock,
-      key: opts.key ?? "tl:v1:{instances}",
+      key: opts.key ?? instancesKey(""),
       ttlMs: opts.ttlMs ?? 15_000,
       intervalMs: opts.intervalMs ?? 5_000,
     };
