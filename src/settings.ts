@@ -4,7 +4,7 @@
  * the two in sync. Precedence: flag, then environment, then default.
  */
 
-import { applyCompat } from "./settings/compat.js";
+import { compatFills } from "./settings/compat.js";
 import { readReferenceEnv } from "./settings/envoyproxy-env.js";
 import { emptyReport, type ReferenceEnvReport, shadowed } from "./settings/report.js";
 import { SettingsError } from "./settings-error.js";
@@ -95,7 +95,8 @@ function parseValue(name: string, s: Spec, raw: string, from: string): unknown {
 /** Flag values by setting, from `--name value` / `--name=value` (a bare boolean flag is true). */
 function parseFlags(argv: readonly string[]): Map<SettingName, string> {
   const byFlag = new Map<string, SettingName>();
-  for (const [name, s] of Object.entries(SETTINGS) as [SettingName, Spec][]) {
+  for (const name of SETTING_NAMES) {
+    const s: Spec = SETTINGS[name];
     for (const alias of s.deprecatedAliases ?? []) byFlag.set(alias.flag, name);
     byFlag.set(s.flag, name);
   }
@@ -141,6 +142,60 @@ export interface ResolvedSettings {
   readonly referenceEnv: ReferenceEnvReport;
 }
 
+/** Every setting's name, in schema order. */
+export const SETTING_NAMES: readonly SettingName[] = Object.freeze(
+  Object.keys(SETTINGS).filter((n): n is SettingName => Object.hasOwn(SETTINGS, n)),
+);
+
+/** Whether `v` has the type of setting `name` (what parseValue returns for its kind). */
+function fits<N extends SettingName>(name: N, v: unknown): v is Settings[N] {
+  const s: Spec = SETTINGS[name];
+  switch (s.kind) {
+    case "int":
+    case "duration":
+      return typeof v === "number";
+    case "bool":
+      return typeof v === "boolean";
+    case "enum":
+      return typeof v === "string" && (s.values?.includes(v) ?? false);
+    case "addr":
+      return typeof v === "object" && v !== null && "host" in v && "port" in v;
+    case "string":
+      return typeof v === "string";
+  }
+}
+
+/** Setting `name` parsed from `raw` (read from `from`), typed as that setting. */
+function parse<N extends SettingName>(name: N, raw: string, from: string): Settings[N] {
+  const v = parseValue(name, SETTINGS[name], raw, from);
+  if (!fits(name, v)) throw new SettingsError(`setting ${name}: ${from} parsed to a value of the wrong type`);
+  return v;
+}
+
+/** Settings being assembled: each name set once, from its winning source. */
+type PartialSettings = { -readonly [N in SettingName]?: Settings[N] };
+
+function put<N extends SettingName>(out: PartialSettings, name: N, value: Settings[N]): void {
+  out[name] = value;
+}
+
+/** Whether every setting has its value. */
+function complete(out: PartialSettings): out is Settings {
+  return SETTING_NAMES.every((name) => out[name] !== undefined);
+}
+
+/** The setting `env` is the variable of; throws naming `env` when no setting reads it. */
+export function settingOfEnv(
+  byEnv: ReadonlyMap<string, SettingName>,
+  env: string,
+  from: string,
+): SettingName {
+  const name = byEnv.get(env);
+  if (name === undefined)
+    throw new SettingsError(`${from} maps to ${env}, which is no setting's variable (a bug in the mapping)`);
+  return name;
+}
+
 /**
  * Build Settings from command-line flags (`--name value` or `--name=value`, booleans may omit the value)
  * and the environment. Precedence: flag, `TOLLGATE_*` variable, envoyproxy/ratelimit's variable
@@ -153,11 +208,11 @@ export function resolveSettings(
 ): ResolvedSettings {
   const fromFlags = parseFlags(argv);
   const reference = readReferenceEnv(env);
-  const byEnv = new Map(Object.entries(SETTINGS).map(([name, s]) => [s.env, name as SettingName]));
+  const byEnv = new Map(SETTING_NAMES.map((name) => [SETTINGS[name].env, name]));
   const derived = new Map<SettingName, string>();
   const report = emptyReport();
   for (const d of reference.derived) {
-    const name = byEnv.get(d.to) as SettingName;
+    const name = settingOfEnv(byEnv, d.to, d.from.join("+"));
     const s = SETTINGS[name];
     if (fromFlags.has(name)) report.ignored.push(...shadowed(d, `${s.flag} is given`));
     else if (env[s.env] !== undefined) report.ignored.push(...shadowed(d, `${s.env} is set`));
@@ -167,31 +222,29 @@ export function resolveSettings(
     }
   }
   report.ignored.push(...reference.ignored.map((i) => `${i.name}: ${i.why}`));
-  const out: Record<string, unknown> = {};
+  const out: PartialSettings = {};
   const given = new Set<SettingName>();
-  for (const [name, s] of Object.entries(SETTINGS) as [SettingName, Spec][]) {
+  for (const name of SETTING_NAMES) {
+    const s: Spec = SETTINGS[name];
     const flagValue = fromFlags.get(name);
     const envValue = env[s.env] ?? aliasEnv(s, env);
     const derivedValue = derived.get(name);
     given.add(name);
-    if (flagValue !== undefined) out[name] = parseValue(name, s, flagValue, s.flag);
-    else if (envValue !== undefined) out[name] = parseValue(name, s, envValue, s.env);
+    if (flagValue !== undefined) put(out, name, parse(name, flagValue, s.flag));
+    else if (envValue !== undefined) put(out, name, parse(name, envValue, s.env));
     else if (derivedValue !== undefined)
-      out[name] = parseValue(name, s, derivedValue, `${s.env} (from envoyproxy/ratelimit's environment)`);
+      put(out, name, parse(name, derivedValue, `${s.env} (from envoyproxy/ratelimit's environment)`));
     else {
       given.delete(name);
-      out[name] = parseValue(name, s, s.default, `default of ${s.flag}`);
+      put(out, name, parse(name, s.default, `default of ${s.flag}`));
     }
   }
-  applyCompat(out, given);
-  if (out.debugAddr !== "")
-    parseValue(
-      "debugAddr",
-      { ...SETTINGS.debugAddr, kind: "addr" },
-      String(out.debugAddr),
-      SETTINGS.debugAddr.flag,
-    );
-  return { settings: Object.freeze(out) as Settings, referenceEnv: report };
+  if (out.compat === "envoyproxy")
+    for (const [name, value] of compatFills(given)) put(out, name, parse(name, value, "--compat envoyproxy"));
+  if (out.debugAddr !== undefined && out.debugAddr !== "")
+    parseValue("debugAddr", { ...SETTINGS.debugAddr, kind: "addr" }, out.debugAddr, SETTINGS.debugAddr.flag);
+  if (!complete(out)) throw new SettingsError("settings: a setting has no value (a bug in the schema)");
+  return { settings: Object.freeze(out), referenceEnv: report };
 }
 
 /** Build Settings from flags and the environment (see {@link resolveSettings}). */

@@ -7,15 +7,12 @@
 import type { SettingName } from "../settings.js";
 
 /** What `--compat envoyproxy` sets, when not given otherwise. */
-export const ENVOYPROXY_COMPAT: Readonly<Partial<Record<SettingName, string>>> = Object.freeze({
-  defaultAlgorithm: "fixed_window",
-  responseHeaders: "off",
-});
+export const ENVOYPROXY_COMPAT: ReadonlyMap<SettingName, string> = new Map<SettingName, string>([
+  ["defaultAlgorithm", "fixed_window"],
+  ["responseHeaders", "off"],
+]);
 
-/** Fill the compat mode's settings into `out`, except those in `given`. */
-export function applyCompat(out: Record<string, unknown>, given: ReadonlySet<SettingName>): void {
-  if (out.compat !== "envoyproxy") return;
-  for (const [name, value] of Object.entries(ENVOYPROXY_COMPAT) as [SettingName, string][]) {
-    if (!given.has(name)) out[name] = value;
-  }
+/** The settings `--compat envoyproxy` fills, with their raw values: those of it not in `given`. */
+export function compatFills(given: ReadonlySet<SettingName>): [SettingName, string][] {
+  return [...ENVOYPROXY_COMPAT].filter(([name]) => !given.has(name));
 }

@@ -4,8 +4,10 @@ import {
   loadSettings,
   parseDuration,
   renderSettingsTable,
+  SETTING_NAMES,
   SETTINGS,
   SettingsError,
+  settingOfEnv,
 } from "../../src/settings.js";
 
 describe("settings", () => {
@@ -84,5 +86,35 @@ describe("settings", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     expect(readme).toContain(renderSettingsTable());
     for (const s of Object.values(SETTINGS)) expect(readme).toContain(`\`${s.env}\``);
+  });
+
+  it("lists every setting once in SETTING_NAMES, in schema order", () => {
+    expect(SETTING_NAMES).toEqual(Object.keys(SETTINGS));
+    expect(Object.isFrozen(SETTING_NAMES)).toBe(true);
+  });
+
+  it("names the reference variable and the unknown target when a mapping points at no setting", () => {
+    const byEnv = new Map(SETTING_NAMES.map((n) => [SETTINGS[n].env, n]));
+    expect(settingOfEnv(byEnv, "TOLLGATE_STORE", "REDIS_URL")).toBe("store");
+    expect(() => settingOfEnv(byEnv, "TOLLGATE_NOPE", "REDIS_URL")).toThrow(
+      new SettingsError(
+        "REDIS_URL maps to TOLLGATE_NOPE, which is no setting's variable (a bug in the mapping)",
+      ),
+    );
+  });
+
+  it("types each parsed setting as its schema says: numbers, booleans, enum members, addresses", () => {
+    const s = loadSettings(["--compat", "envoyproxy", "--grpc-addr", "[::1]:9000"], {});
+    expect(s.grpcAddr).toEqual({ host: "::1", port: 9000 });
+    expect(s.defaultAlgorithm).toBe("fixed_window");
+    expect(Object.isFrozen(s)).toBe(true);
+    const typeOf: Record<string, string> = {
+      int: "number",
+      duration: "number",
+      bool: "boolean",
+      addr: "object",
+    };
+    for (const name of SETTING_NAMES)
+      expect(typeof s[name], name).toBe(typeOf[SETTINGS[name].kind] ?? "string");
   });
 });
