@@ -11,7 +11,9 @@
  * one socket write) and node:http2 (a Duplex stream, header objects and several events per request;
  * the own one costs a quarter to a third of its CPU per call: docs/decisions/http2-transport.md).
  *
- * Why not @grpc/grpc-js: issue 2 measured it at ~55-60% of the raw node:http2 ceiling.
+ * Why not @grpc/grpc-js: its per-call objects (call, metadata, status, serializers) and promise hops
+ * cost more CPU than tollgate spends deciding a request; figures, oracle tests and how to switch back
+ * in docs/decisions/grpc-server.md.
  */
 import type { AddressInfo } from "node:net";
 import type { H2Limits } from "../h2/limits.js";
