@@ -2,9 +2,9 @@
  * Merge the take script calls of one event-loop turn into one script call per algorithm (and, in a
  * cluster, per slot: a script's keys share one). Under load hundreds of requests are decided per turn;
  * one EVALSHA carrying all of them costs ioredis one Command, one reply parse and one deadline instead
- * of one per request (bench/history/2026-12.md, "Merged Redis calls"). Redis runs the merged calls one
- * after another inside the batch script, each all-or-nothing on its own exactly as separate EVALSHAs
- * would run (lua/batch.lua.txt wraps the ordinary scripts unchanged).
+ * of one per request (docs/decisions/merged-redis-calls.md). Redis runs the merged calls one after
+ * another inside the batch script, each all-or-nothing on its own exactly as separate EVALSHAs would
+ * run (lua/batch.lua wraps the ordinary scripts unchanged).
  *
  * A turn ends at `setImmediate`, the point where ioredis' own auto-pipeline would have flushed, so a
  * call waits no longer than before. A batch holds at most `maxCalls` calls; a turn with more sends

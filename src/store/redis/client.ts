@@ -33,15 +33,16 @@ export interface RedisClientOptions {
   readonly enableOfflineQueue?: boolean;
   /**
    * Send all commands issued in one event-loop tick as one pipeline per node (ioredis
-   * `enableAutoPipelining`). In a cluster this also turns ioredis' delayed retries (failover,
-   * CLUSTERDOWN, TRYAGAIN) off (see createRedisClient).
+   * `enableAutoPipelining`; the script runner's `run` calls of one turn likewise leave in one write
+   * per node, script-runner.ts `shareTurn`). In a cluster this also turns ioredis' delayed retries
+   * (failover, CLUSTERDOWN, TRYAGAIN) off (see createRedisClient).
    * @default true
    */
   readonly autoPipelining?: boolean;
   /**
    * Take calls of one algorithm (and cluster slot) merged into one script call per event-loop turn
-   * (batch.ts); in a cluster the merged calls of one node go in one pipeline. 1 sends every call on
-   * its own. @default 64
+   * (batch.ts); in a cluster a turn's merged calls to one master leave in one corked write
+   * (cluster-batches.ts), each routed by the script runner. 1 sends every call on its own. @default 64
    */
   readonly batchMaxCalls?: number;
   /**

@@ -28,8 +28,8 @@ export function groupTakes(takes: readonly Take[], options: { bySlot: boolean })
     return [{ slot, algorithm: take.policy.algorithm, takes: [take], indexes: [0] }];
   }
   const groups: TakeGroup[] = [];
-  // A few takes (a request's descriptors): comparing against each group beats building a string id
-  // per take for a Map (which showed in the cluster profile).
+  // A few takes (a request's descriptors): comparing against each group needs no string id per take
+  // for a Map, a cost paid per request (docs/decisions/merged-redis-calls.md).
   const byId = takes.length > SCAN_MAX_TAKES ? new Map<string, TakeGroup>() : undefined;
   for (let index = 0; index < takes.length; index++) {
     const take = takes[index] as Take;
