@@ -11,6 +11,7 @@
 
 import { Cluster, type Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
+import { systemTimers, type Timers } from "../../engine/types.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
 import { isForced, type Outcome, reportOnce, type Store, type StoreError, type Take } from "../store.js";
 import { type Batch, TakeBatcher } from "./batch.js";
@@ -44,6 +45,8 @@ export interface RedisStoreOptions extends RedisClientOptions {
    * deadline.ts). @default 4 × commandTimeoutMs (milliseconds)
    */
   readonly callTimeoutMs?: number;
+  /** Timers of the call deadline (tests pass the fake clock). @default systemTimers */
+  readonly timers?: Timers;
   /** Called with every background connection error (already classified), e.g. to log it. */
   readonly onConnectionError?: (err: StoreError) => void;
 }
@@ -59,6 +62,7 @@ export class RedisStore implements Store, LeaseBackend {
   readonly #meter: RoundTripMeter;
   readonly #readyTimeoutMs: number;
   readonly #callTimeoutMs: number;
+  readonly #timers: Timers;
   readonly #cluster: boolean;
   readonly #readyListeners: ((node: string) => void)[] = [];
   readonly #batcher: TakeBatcher | undefined;
@@ -70,6 +74,7 @@ export class RedisStore implements Store, LeaseBackend {
     this.redactedUrl = redactUrl(options.url);
     this.#metrics = options.metrics ?? noopMetrics;
     this.#readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+    this.#timers = options.timers ?? systemTimers;
     this.#callTimeoutMs =
       options.callTimeoutMs ?? 4 * resolveClientOptions(options, { cluster: this.#cluster }).commandTimeoutMs;
     this.#meter = new RoundTripMeter(this.#metrics, {
@@ -257,7 +262,7 @@ export class RedisStore implements Store, LeaseBackend {
    */
   #send<T>(slot: number, run: () => Promise<T>, sharedWrite?: boolean): Promise<T> {
     this.#meter.note(this.#node(slot), sharedWrite);
-    return withDeadline(run(), this.#callTimeoutMs).catch((err: unknown) => {
+    return withDeadline(run(), this.#callTimeoutMs, this.#timers).catch((err: unknown) => {
       // A silent or vanished node: relearn the slot map now rather than at the next MOVED.
       if (this.#cluster && classifyRedisError(err, "take").transient) {
         (this.#client as Cluster).refreshSlotsCache();
