@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { decisionLog, descriptorText, MAX_SHAPES } from "../src/decision-log.js";
 import type { RuleSet } from "../src/engine/types.js";
 import { startTestApp, type TestApp, tempDir } from "./config/watch-fixture.js";
+import { FakeClock } from "./helpers/fake-clock.js";
 
 const CONFIG = [
   "domain: edge",
@@ -86,24 +87,20 @@ describe("decisionLog", () => {
 
   it("leaves the per-decision hook out unless debug is on, so the engine builds nothing for it", () => {
     expect(
-      decisionLog(pino({ level: "info" }), { rules: () => rules, clock: { now: () => 0 } }).observer.decided,
+      decisionLog(pino({ level: "info" }), { rules: () => rules, clock: new FakeClock(0) }).observer.decided,
     ).toBe(undefined);
     expect(
-      decisionLog(pino({ level: "debug" }), { rules: () => rules, clock: { now: () => 0 } }).observer.decided,
+      decisionLog(pino({ level: "debug" }), { rules: () => rules, clock: new FakeClock(0) }).observer.decided,
     ).toBeTypeOf("function");
   });
 
   it("counts what it held back and tracks a bounded number of shapes", () => {
     const lines: Record<string, unknown>[] = [];
     const logger = pino({ level: "info" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
-    let now = 0;
-    const { observer } = decisionLog(logger, {
-      rules: () => rules,
-      clock: { now: () => now },
-      everyMs: 1_000,
-    });
+    const clock = new FakeClock(0);
+    const { observer } = decisionLog(logger, { rules: () => rules, clock, everyMs: 1_000 });
     for (let i = 0; i < 3; i++) observer.noMatch?.("d", [{ key: "a", value: String(i) }]);
-    now = 1_000;
+    clock.advance(1_000);
     observer.noMatch?.("d", [{ key: "a", value: "x" }]);
     expect(lines.map((l) => l.heldBack)).toEqual([0, 2]);
     for (let i = 0; i < MAX_SHAPES + 10; i++) observer.noMatch?.("d", [{ key: `k${i}`, value: "v" }]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../../src/engine/types.js";
 import { TollgateMetrics } from "../../src/metrics/metrics.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 /** Value of one series in the registry, or undefined when the series does not exist. */
 async function value(
@@ -130,11 +130,10 @@ describe("TollgateMetrics", () => {
   });
 
   it("stamps the last successful reload with the injected clock and counts failures apart", async () => {
-    let now = 1_700_000_000_000;
-    const clock: Clock = { now: () => now };
+    const clock = new FakeClock(1_700_000_000_000);
     const m = new TollgateMetrics({ ...quiet, clock });
     m.reload("success");
-    now += 60_000;
+    clock.advance(60_000);
     m.reload("failure");
     expect(await value(m, "tollgate_config_last_reload_success_timestamp_seconds")).toBe(1_700_000_000);
     expect(await value(m, "tollgate_config_reloads_total", { result: "success" })).toBe(1);

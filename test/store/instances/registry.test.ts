@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InstanceRegistry } from "../../../src/store/instances/registry.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 import { type RedisServer, startRedis } from "../../helpers/redis.js";
 
 describe("InstanceRegistry", () => {
@@ -11,16 +12,9 @@ describe("InstanceRegistry", () => {
     await redis.stop();
   });
 
-  const clockAt = (ms: number) => ({
-    ms,
-    now() {
-      return this.ms;
-    },
-  });
-
   it("counts every instance that beat within the TTL", async () => {
     const key = "tl:v1:{instances-a}";
-    const clock = clockAt(1_000_000);
+    const clock = new FakeClock(1_000_000);
     const a = new InstanceRegistry({ redis: redis.client(), id: "a", clock, key, ttlMs: 15_000 });
     const b = new InstanceRegistry({ redis: redis.client(), id: "b", clock, key, ttlMs: 15_000 });
     expect(a.count()).toBe(1);
@@ -32,27 +26,19 @@ describe("InstanceRegistry", () => {
 
   it("stops counting an instance whose heartbeat is older than the TTL", async () => {
     const key = "tl:v1:{instances-b}";
-    const old = new InstanceRegistry({
-      redis: redis.client(),
-      id: "old",
-      clock: clockAt(1_000_000),
-      key,
-      ttlMs: 15_000,
-    });
-    const now = new InstanceRegistry({
-      redis: redis.client(),
-      id: "now",
-      clock: clockAt(1_020_000),
-      key,
-      ttlMs: 15_000,
-    });
+    const clock = new FakeClock(1_000_000);
+    const old = new InstanceRegistry({ redis: redis.client(), id: "old", clock, key, ttlMs: 15_000 });
+    const now = new InstanceRegistry({ redis: redis.client(), id: "now", clock, key, ttlMs: 15_000 });
     await old.beat();
+    clock.advance(14_000);
+    expect(await now.beat()).toBe(2);
+    clock.advance(6_000);
     expect(await now.beat()).toBe(1);
   });
 
   it("deregisters on stop and gives the set a TTL", async () => {
     const key = "tl:v1:{instances-c}";
-    const clock = clockAt(1_000_000);
+    const clock = new FakeClock(1_000_000);
     const c = redis.client();
     const a = new InstanceRegistry({ redis: c, id: "a", clock, key });
     const b = new InstanceRegistry({ redis: c, id: "b", clock, key });
@@ -65,7 +51,7 @@ describe("InstanceRegistry", () => {
 
   it("keeps the last count seen when Redis stops answering", async () => {
     const key = "tl:v1:{instances-d}";
-    const clock = clockAt(1_000_000);
+    const clock = new FakeClock(1_000_000);
     const other = new InstanceRegistry({ redis: redis.client(), id: "x", clock, key });
     const c = redis.client();
     const self = new InstanceRegistry({ redis: c, id: "self", clock, key });
@@ -83,7 +69,7 @@ describe("InstanceRegistry", () => {
     const pinned = new InstanceRegistry({
       redis: c,
       id: "p",
-      clock: clockAt(0),
+      clock: new FakeClock(0),
       pinned: 3,
       onCount: (n) => counts.push(n),
     });
@@ -102,7 +88,7 @@ describe("InstanceRegistry", () => {
     const alone = new InstanceRegistry({
       redis: redis.client(),
       id: "alone",
-      clock: clockAt(2_000_000),
+      clock: new FakeClock(2_000_000),
       key: "tl:v1:{instances-alone}",
       onCount: (n) => counts.push(n),
     });
@@ -114,7 +100,7 @@ describe("InstanceRegistry", () => {
   it("reports the first count and then each new count once", async () => {
     const key = "tl:v1:{instances-e}";
     const counts: number[] = [];
-    const clock = clockAt(1_000_000);
+    const clock = new FakeClock(1_000_000);
     const a = new InstanceRegistry({
       redis: redis.client(),
       id: "a",
