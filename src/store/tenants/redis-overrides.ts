@@ -25,10 +25,10 @@ export interface RedisOverridesOptions {
   readonly subscriber: Redis | Cluster;
   /** `--key-prefix`. */
   readonly keyPrefix: string;
-  /** Reload the whole table this often even without notices. @default 30000 (ms) */
-  readonly resyncMs?: number;
   /** Directory of lua/. @default the package's */
   readonly scriptsDir?: string;
+  /** Reload the whole table this often even without notices. @default 30000 (ms) */
+  readonly resyncMs?: number;
   /** A reload failed (the last table stays in force). */
   readonly onError?: (err: unknown) => void;
 }
@@ -37,11 +37,11 @@ export interface RedisOverridesOptions {
 export class RedisTenantOverrides implements TenantOverrideStore {
   readonly kind = "redis";
   readonly #o: RedisOverridesOptions;
-  readonly #key: string;
-  readonly #channel: string;
   /** lua/tenant_tier_change.lua, on `client`'s runner (no shared turn: admin calls are rare). */
   readonly #runner: ScriptRunner;
   readonly #script: Script;
+  readonly #key: string;
+  readonly #channel: string;
   #timer: NodeJS.Timeout | undefined;
   #onChange: ((table: OverrideTable) => void) | undefined;
   #loading: Promise<void> | undefined;
