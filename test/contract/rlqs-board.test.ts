@@ -48,6 +48,23 @@ describe("after the rlqs board contract suites", () => {
     for (const node of cluster.nodes) expect(await keysWithoutTtl(node.client())).toEqual([]);
   });
 
+  it("reports again after SCRIPT FLUSH on every node (the script runner's NOSCRIPT recovery)", async () => {
+    const key = (n: number) => `test:tl:v1:{rlqs|edge|tenant=flushed-${n}}`;
+    const single = new RedisUsageBoard({ url: server.url });
+    const clustered = new RedisUsageBoard({ url: cluster.url });
+    try {
+      await Promise.all([single.ready(), clustered.ready()]);
+      await server.client().script("FLUSH");
+      await Promise.all(cluster.nodes.map((n) => n.client().script("FLUSH")));
+      const entry = { participant: "i1/s1", demand: 3, held: 1 };
+      expect(await single.report(key(1), entry, 5000)).toEqual([{ id: "i1/s1", demand: 3, held: 1 }]);
+      for (let n = 2; n < 8; n++)
+        expect(await clustered.report(key(n), entry, 5000)).toEqual([{ id: "i1/s1", demand: 3, held: 1 }]);
+    } finally {
+      await Promise.all([single.close(), clustered.close()]);
+    }
+  });
+
   it("spreads buckets over the cluster's masters by their hash tag", async () => {
     const sizes = await Promise.all(cluster.nodes.map((n) => n.client().dbsize()));
     expect(sizes.filter((s) => s > 0).length).toBeGreaterThan(1);

@@ -9,7 +9,7 @@
  * refund is in flight a concurrent request may see those tokens as spent (brief under-admission).
  */
 
-import { Cluster, type Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { type EngineMetrics, noopMetrics } from "../../engine/metrics-port.js";
 import { systemTimers, type Timers } from "../../engine/types.js";
 import type { Grant, LeaseBackend } from "../lease/backend.js";
@@ -21,7 +21,7 @@ import { withDeadline } from "./deadline.js";
 import { classifyRedisError } from "./errors.js";
 import { groupKeysBySlot, groupTakes, type TakeGroup, uncharged } from "./groups.js";
 import { RoundTripMeter } from "./round-trips.js";
-import { ClusterRunner, SingleNodeRunner } from "./script-runner.js";
+import { runnerFor } from "./script-runner.js";
 import { Scripts } from "./scripts.js";
 import { keySlot } from "./slot.js";
 import { parseRedisUrl, redactUrl } from "./url.js";
@@ -84,12 +84,7 @@ export class RedisStore implements Store, LeaseBackend {
     this.#client = client;
     const { batchMaxCalls, autoPipelining } = resolveClientOptions(options, { cluster: this.#cluster });
     const runnerOptions = { shareTurn: autoPipelining };
-    this.#scripts = new Scripts(
-      client instanceof Cluster
-        ? new ClusterRunner(client, runnerOptions)
-        : new SingleNodeRunner(client, runnerOptions),
-      options.scriptsDir,
-    );
+    this.#scripts = new Scripts(runnerFor(client, runnerOptions), options.scriptsDir);
     // A cluster always goes through the batcher: a turn's take calls leave in one corked write per
     // master (cluster-batches.ts), merged or not.
     this.#batcher =

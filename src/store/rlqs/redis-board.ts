@@ -1,25 +1,20 @@
 /**
  * The Redis usage board: lua/rlqs_usage.lua, one EVALSHA per bucket per usage report or re-read, on its own
- * client (single node, Sentinel or Cluster: the script touches one key, routed by it). Errors are
+ * client (single node, Sentinel or Cluster: the script touches one key, routed by it), sent through the
+ * script runner as every other script is (script-runner.ts: routing, NOSCRIPT recovery). Errors are
  * StoreErrors, which the RLQS service turns into the domain's failure policy (docs/rlqs.md).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Cluster, Redis, Result } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Participant } from "../../engine/rlqs/allocator.js";
-import { createRedisClient, type RedisClientOptions } from "../redis/client.js";
+import { createRedisClient, type RedisClientOptions, resolveClientOptions } from "../redis/client.js";
+import { runnerFor, type Script, type ScriptRunner, scriptOf } from "../redis/script-runner.js";
 import { DEFAULT_SCRIPTS_DIR } from "../redis/scripts.js";
 import { parseRedisUrl } from "../redis/url.js";
 import { waitUntilReady } from "../redis/wait-ready.js";
 import { StoreError } from "../store.js";
 import type { UsageBoard, UsageEntry } from "./board.js";
-
-declare module "ioredis" {
-  interface RedisCommander<Context> {
-    /** lua/rlqs_usage.lua: key, participant, demand, held, staleMs. */
-    tollgateRlqsUsage: (...keyThenArgv: (string | number)[]) => Result<unknown, Context>;
-  }
-}
 
 /** Options of {@link RedisUsageBoard}. */
 export interface RedisUsageBoardOptions extends RedisClientOptions {
@@ -37,6 +32,9 @@ const decimal = (x: number) => (Number.isFinite(x) && x > 0 ? String(Math.round(
 export class RedisUsageBoard implements UsageBoard {
   readonly kind = "redis";
   readonly #client: Redis | Cluster;
+  readonly #runner: ScriptRunner;
+  /** lua/rlqs_usage.lua: KEYS[1] the bucket's hash; ARGV participant, demand, held, staleMs. */
+  readonly #script: Script;
   readonly #connectWaitMs: number;
   /** One shared wait for the connection (calls arriving together add no listener each). */
   #waiting: Promise<void> | undefined;
@@ -44,10 +42,13 @@ export class RedisUsageBoard implements UsageBoard {
   constructor(opts: RedisUsageBoardOptions) {
     const { url, scriptsDir, connectWaitMs, ...client } = opts;
     this.#connectWaitMs = connectWaitMs ?? 1000;
-    this.#client = createRedisClient(parseRedisUrl(url), client);
+    const target = parseRedisUrl(url);
+    this.#client = createRedisClient(target, client);
     this.#client.on("error", () => {});
+    const { autoPipelining } = resolveClientOptions(client, { cluster: target.mode === "cluster" });
+    this.#runner = runnerFor(this.#client, { shareTurn: autoPipelining });
     const lua = readFileSync(join(scriptsDir ?? DEFAULT_SCRIPTS_DIR, "rlqs_usage.lua"), "utf8");
-    this.#client.defineCommand("tollgateRlqsUsage", { numberOfKeys: 1, lua });
+    this.#script = scriptOf("rlqs_usage.lua", lua);
   }
 
   report(key: string, entry: UsageEntry, staleMs: number): Promise<Participant[]> {
@@ -63,12 +64,15 @@ export class RedisUsageBoard implements UsageBoard {
     try {
       // The offline queue is off: wait (bounded) for the first connection or a reconnect.
       if (this.#client.status !== "ready") await this.#connected();
-      reply = await this.#client.tollgateRlqsUsage(
-        key,
-        entry?.participant ?? "",
-        decimal(entry?.demand ?? 0),
-        decimal(entry?.held ?? 0),
-        Math.max(1, Math.round(staleMs)),
+      reply = await this.#runner.run(
+        this.#script,
+        [key],
+        [
+          entry?.participant ?? "",
+          decimal(entry?.demand ?? 0),
+          decimal(entry?.held ?? 0),
+          Math.max(1, Math.round(staleMs)),
+        ],
       );
     } catch (err) {
       throw new StoreError(`rlqs usage report failed: ${(err as Error).message}`, {
