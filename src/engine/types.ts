@@ -218,7 +218,8 @@ export type TimerHandle = unknown;
 
 /**
  * Injected one-shot timers, for deadlines: the store guard's (one per store call) and the gRPC call's
- * (`grpc-timeout`, which Envoy sends on every rate limit call). A deadline is a timer, not a clock
+ * (`grpc-timeout`, which Envoy sends on every rate limit call); also the tenant overrides' resync
+ * (store/tenants/redis-overrides.ts), re-armed after each run. A deadline is a timer, not a clock
  * read, so tests pass the fake clock (test/helpers/fake-clock.ts), which is also a {@link Timers},
  * and never sleep.
  */

@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Cluster, Redis } from "ioredis";
 import { tenantTiersChannel, tenantTiersKey } from "../../engine/keys.js";
+import { systemTimers, type TimerHandle, type Timers } from "../../engine/types.js";
 import { classifyRedisError } from "../redis/errors.js";
 import { runnerFor, type Script, type ScriptRunner, scriptOf } from "../redis/script-runner.js";
 import { DEFAULT_SCRIPTS_DIR } from "../redis/scripts.js";
@@ -29,6 +30,8 @@ export interface RedisOverridesOptions {
   readonly scriptsDir?: string;
   /** Reload the whole table this often even without notices. @default 30000 (ms) */
   readonly resyncMs?: number;
+  /** Timers of the resync (tests pass the fake clock). @default systemTimers */
+  readonly timers?: Timers;
   /** A reload failed (the last table stays in force). */
   readonly onError?: (err: unknown) => void;
 }
@@ -42,13 +45,15 @@ export class RedisTenantOverrides implements TenantOverrideStore {
   readonly #script: Script;
   readonly #key: string;
   readonly #channel: string;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  #timer: TimerHandle | undefined;
   #onChange: ((table: OverrideTable) => void) | undefined;
   #loading: Promise<void> | undefined;
   #again = false;
 
   constructor(o: RedisOverridesOptions) {
     this.#o = o;
+    this.#timers = o.timers ?? systemTimers;
     this.#key = tenantTiersKey(o.keyPrefix);
     this.#channel = tenantTiersChannel(o.keyPrefix);
     this.#runner = runnerFor(o.client, { shareTurn: false });
@@ -74,8 +79,7 @@ export class RedisTenantOverrides implements TenantOverrideStore {
       subscriber.subscribe(this.#channel).catch((err: unknown) => this.#o.onError?.(err));
       this.#reload();
     });
-    this.#timer = setInterval(() => this.#reload(), this.#o.resyncMs ?? 30_000);
-    this.#timer.unref();
+    this.#resyncLater();
     try {
       await subscriber.subscribe(this.#channel);
       return await this.#read();
@@ -97,7 +101,8 @@ export class RedisTenantOverrides implements TenantOverrideStore {
 
   async close(): Promise<void> {
     this.#onChange = undefined;
-    clearInterval(this.#timer);
+    this.#timers.clear(this.#timer);
+    this.#timer = undefined;
     await Promise.allSettled([this.#o.subscriber.quit(), this.#o.client.quit()]);
   }
 
@@ -116,6 +121,15 @@ export class RedisTenantOverrides implements TenantOverrideStore {
   async #read(): Promise<OverrideTable> {
     const all = await this.#o.client.hgetall(this.#key);
     return new Map(Object.entries(all));
+  }
+
+  /** Reload every `resyncMs` until closed (systemTimers do not hold the process open). */
+  #resyncLater(): void {
+    this.#timer = this.#timers.set(() => {
+      if (this.#onChange === undefined) return;
+      this.#reload();
+      this.#resyncLater();
+    }, this.#o.resyncMs ?? 30_000);
   }
 
   /** Reload and hand the table on; a notice during a reload runs one more after it. */
