@@ -21,8 +21,14 @@ const batches = Number(values.batches);
 if (!(rounds >= 1 && batches >= 1)) throw new Error("--rounds and --batches must be at least 1");
 const { encodeBatchEvalsha } = await import(pathToFileURL(resolve(values.dist, "store/redis/resp.js")).href);
 
-// Policies as the compiled config holds them: one frozen object per rule, shared by its requests.
-const policy = (burst) => Object.freeze({ algorithm: "gcra", limit: 1_000_000, periodMs: 1000, burst });
+// Policies as the compiled config holds them: one frozen object per rule, shared by its requests;
+// since the compiled config carries each policy's argument bytes (config/hot-path.ts), built by it
+// when the build has it.
+const hotPath = await import(pathToFileURL(resolve(values.dist, "config/hot-path.js")).href).catch(() => undefined);
+const policy = (burst) => {
+  const plain = Object.freeze({ algorithm: "gcra", limit: 1_000_000, periodMs: 1000, burst });
+  return hotPath === undefined ? plain : hotPath.compiledPolicy(plain);
+};
 const perIp = policy(1_000_000);
 const perTenant = policy(1_000_000);
 const perRoute = policy(2_000_000);

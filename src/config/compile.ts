@@ -12,6 +12,7 @@ import type {
   RuleSet,
 } from "../engine/types.js";
 import { maxDebtOf } from "./debt.js";
+import { rulePlanOf } from "./hot-path.js";
 import type { DescriptorSpec, DomainSpec } from "./spec.js";
 
 /** Compile a glob value: each `*` matches zero or more characters, anywhere; the rest is literal. */
@@ -34,20 +35,21 @@ interface Scope {
 }
 
 function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
+  const limits = Object.freeze(
+    d.unlimited
+      ? []
+      : d.limits.map((l) =>
+          ruleLimitOf({
+            ...l,
+            calendar: d.calendar,
+            maxDebt: d.overdraft ? maxDebtOf(l, d.maxDebt) : undefined,
+          }),
+        ),
+  );
   return Object.freeze({
     domain: scope.domain,
     path,
-    limits: Object.freeze(
-      d.unlimited
-        ? []
-        : d.limits.map((l) =>
-            ruleLimitOf({
-              ...l,
-              calendar: d.calendar,
-              maxDebt: d.overdraft ? maxDebtOf(l, d.maxDebt) : undefined,
-            }),
-          ),
-    ),
+    limits,
     unlimited: d.unlimited,
     shadowMode: d.shadowMode,
     quotaMode: d.quotaMode,
@@ -59,6 +61,7 @@ function compileRule(d: DescriptorSpec, scope: Scope, path: string): Rule {
     // A descriptor's on_store_error applies to the rules below it unless they set their own.
     onStoreError: d.onStoreError ?? scope.onStoreError,
     source: Object.freeze({ file: scope.file, line: d.line }),
+    plan: rulePlanOf(limits, d.shards),
   });
 }
 

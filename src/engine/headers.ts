@@ -11,6 +11,7 @@
  * - `off`: none.
  * `Retry-After` accompanies an enforced OVER_LIMIT in every format but `off`.
  */
+import type { LimitHeaderItems } from "./compiled.js";
 import type { Header, ReportedLimit } from "./types.js";
 import { UNIT_MS } from "./types.js";
 
@@ -57,33 +58,22 @@ function quoted(text: string): string {
   return `"${text.replace(/[^\x20-\x7e]/g, "").replace(/["\\]/g, "\\$&")}"`;
 }
 
-/** The per-limit parts of every format; config-only, so cached per (frozen, per-rule) limit object. */
-interface LimitStrings {
-  /** draft-03 quota policy item, e.g. `10;w=1;name="per_ip"`. */
-  readonly draft03: string;
-  /** IETF policy name item, e.g. `"per_ip"`. */
-  readonly ietfName: string;
-  /** IETF `RateLimit-Policy` value, e.g. `"per_ip";q=10;w=1`. */
-  readonly ietfPolicy: string;
+/**
+ * The per-limit items of every format. A configured limit carries them from compile time
+ * (`ReportedLimit.headers`, config/hot-path.ts); a request-supplied override's are built per response.
+ */
+export function limitHeaderItems(limit: ReportedLimit): LimitHeaderItems {
+  const w = windowSec(limit);
+  const name = limit.name ? `;name=${quoted(limit.name)}` : "";
+  const ietfName = quoted(limit.name ?? `${limit.requestsPerUnit}_per_${limit.unit}`);
+  return {
+    draft03: `${limit.requestsPerUnit};w=${w}${name}`,
+    ietfName,
+    ietfPolicy: `${ietfName};q=${limit.requestsPerUnit};w=${w}`,
+  };
 }
 
-const cache = new WeakMap<ReportedLimit, LimitStrings>();
-
-function stringsOf(limit: ReportedLimit): LimitStrings {
-  let s = cache.get(limit);
-  if (s === undefined) {
-    const w = windowSec(limit);
-    const name = limit.name ? `;name=${quoted(limit.name)}` : "";
-    const ietfName = quoted(limit.name ?? `${limit.requestsPerUnit}_per_${limit.unit}`);
-    s = {
-      draft03: `${limit.requestsPerUnit};w=${w}${name}`,
-      ietfName,
-      ietfPolicy: `${ietfName};q=${limit.requestsPerUnit};w=${w}`,
-    };
-    cache.set(limit, s);
-  }
-  return s;
-}
+const stringsOf = (limit: ReportedLimit): LimitHeaderItems => limit.headers ?? limitHeaderItems(limit);
 
 /** The headers of one response, for the statuses that matched a limit (empty when none did). */
 export function rateLimitHeaders(statuses: readonly HeaderStatus[], opts: HeaderOptions): Header[] {

@@ -19,8 +19,9 @@
  *   (`og100_minute` = GCRA, 100 per minute), so its state is never read with a configured limit's
  *   math or the reverse.
  *
- * Hot path: {@link keyHead} (prefix + domain) and {@link keyTail} (algorithm, index, shard) depend
- * only on config and are cached per rule by the planner; only {@link entriesPart} is built per request.
+ * Hot path: {@link keyTail} (algorithm, index, shard) is computed when a rule is compiled
+ * (`Rule.plan`), {@link keyHead} (prefix + domain) once per domain by the planner; only
+ * {@link entriesPart} is built per request, once per entry values (engine/key-cache.ts).
  */
 
 import type { Algorithm, Entry, LimitOverride, Unit } from "./types.js";

@@ -1,14 +1,15 @@
 /**
  * Step one of a decision: resolve each descriptor of a query into a plan — no limit, unlimited, or
  * a list of buckets to charge (possibly blocked by a requests_per_unit 0 limit). Pure; no store access.
- * Everything that depends on config alone (reported limits, shard policies, key heads and tails) is
- * computed once per rule and cached; a request only builds the entries part of its keys.
+ * Everything that depends on config alone (reported limits, shard policies, key tails) comes with the
+ * rule, computed when it was compiled (`Rule.plan`, engine/compiled.ts); a request only builds the
+ * entries part of its keys, and only once per entry values (the plan's key cache).
  */
-import { KeyCache, type KeySet } from "./key-cache.js";
-import { entriesPart, keyHead, keyTail, overrideTail } from "./keys.js";
+import type { PlannedLimit, RulePlan } from "./compiled.js";
+import type { KeySet } from "./key-cache.js";
+import { entriesPart, keyHead, overrideTail } from "./keys.js";
 import { matchDescriptor } from "./match.js";
 import { policyOf } from "./policy.js";
-import { effectiveShards, shardPolicies } from "./shards.js";
 import type {
   DomainRules,
   Entry,
@@ -16,19 +17,10 @@ import type {
   LeaseOptions,
   Policy,
   QueryDescriptor,
-  ReportedLimit,
   Rule,
 } from "./types.js";
 
-/** One limit of a planned descriptor. */
-export interface PlannedLimit {
-  /** Frozen and cached per rule limit, so later stages may cache by identity. */
-  readonly reported: ReportedLimit;
-  /** Policy per shard (length 1 when not sharded). */
-  readonly policies: readonly Policy[];
-  /** Key tail per shard; the key of shard s is `plan.keyBase + tails[s]`. */
-  readonly tails: readonly string[];
-}
+export type { PlannedLimit } from "./compiled.js";
 
 /** A descriptor with buckets to charge. */
 export interface LimitedPlan {
@@ -76,14 +68,6 @@ export type FallbackMatch = (
   entries: readonly Entry[],
 ) => { readonly rule: Rule; readonly bucketEntries: readonly Entry[] } | undefined;
 
-interface CompiledRule {
-  readonly shards: number;
-  readonly limits: readonly PlannedLimit[];
-  /** {@link blockedIndex} of `limits`. */
-  readonly blocked: number;
-  readonly keys: KeyCache;
-}
-
 /** Index of the first requests_per_unit 0 limit, else -1. */
 function blockedIndex(limits: readonly PlannedLimit[]): number {
   return limits.findIndex((l) => l.reported.requestsPerUnit === 0);
@@ -94,24 +78,10 @@ function withoutReplaced(limits: readonly PlannedLimit[], replaced: ReadonlySet<
   return limits.filter((l) => l.reported.name === undefined || !replaced.has(l.reported.name));
 }
 
-function compileRule(rule: Rule): CompiledRule {
-  const shards = effectiveShards(
-    rule.shards,
-    rule.limits.map((l) => l.policy),
-  );
-  const limits = rule.limits.map((l, index) => {
-    const policies = shardPolicies(l.policy, shards);
-    const tails = policies.map((p, s) => keyTail(p.algorithm, index, shards > 1 ? s : undefined));
-    const reported = Object.freeze({ requestsPerUnit: l.requestsPerUnit, unit: l.unit, name: l.name });
-    return Object.freeze({ reported, policies, tails });
-  });
-  return { shards, limits, blocked: blockedIndex(limits), keys: new KeyCache() };
-}
-
-/** Plans queries for one engine; caches per rule and per domain (keyed by the immutable RuleSet objects). */
+/** Plans queries for one engine. */
 export class Planner {
-  private readonly rules = new WeakMap<Rule, CompiledRule>();
-  private readonly heads = new WeakMap<DomainRules, string>();
+  /** Key head per domain name (`keyHead` of this engine's prefix): a string per configured domain. */
+  private readonly heads = new Map<string, string>();
 
   constructor(private readonly opts: PlanOptions) {}
 
@@ -178,7 +148,7 @@ export class Planner {
     }
     if (!matched) return { kind: "none", rule: undefined };
     if (matched.unlimited) return { kind: "unlimited", rule: matched };
-    const compiled = this.compiled(matched);
+    const compiled = matched.plan;
     const limits = replaced.size === 0 ? compiled.limits : withoutReplaced(compiled.limits, replaced);
     if (limits.length === 0) return { kind: "none", rule: matched };
     const cached = this.keySet(domain, compiled, bucketEntries);
@@ -199,17 +169,8 @@ export class Planner {
     };
   }
 
-  private compiled(rule: Rule): CompiledRule {
-    let c = this.rules.get(rule);
-    if (c === undefined) {
-      c = compileRule(rule);
-      this.rules.set(rule, c);
-    }
-    return c;
-  }
-
   /** The rule's keys for these entries, from its cache or built (and cached) now. */
-  private keySet(domain: DomainRules, compiled: CompiledRule, entries: readonly Entry[]): KeySet {
+  private keySet(domain: DomainRules, compiled: RulePlan, entries: readonly Entry[]): KeySet {
     const head = this.head(domain);
     const hit = compiled.keys.get(head, entries);
     if (hit !== undefined) return hit;
@@ -221,10 +182,10 @@ export class Planner {
   }
 
   private head(domain: DomainRules): string {
-    let h = this.heads.get(domain);
+    let h = this.heads.get(domain.domain);
     if (h === undefined) {
       h = keyHead(this.opts.keyPrefix, domain.domain);
-      this.heads.set(domain, h);
+      this.heads.set(domain.domain, h);
     }
     return h;
   }

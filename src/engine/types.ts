@@ -4,6 +4,7 @@
  */
 
 import type { Calendar } from "./calendar.js";
+import type { LimitHeaderItems, RulePlan } from "./compiled.js";
 
 /** Time units accepted in config (envoyproxy/ratelimit spelling, any case in YAML). */
 export type Unit = "second" | "minute" | "hour" | "day" | "week" | "month" | "year";
@@ -45,6 +46,11 @@ export interface Policy {
    * whose denied charges apply nothing.
    */
   readonly maxDebt?: number;
+  /**
+   * A compiled policy's RESP bytes of its take arguments (engine/compiled.ts `CompiledPolicy`);
+   * undefined on a policy made per request or a calendar window (written per call).
+   */
+  readonly resp?: string | undefined;
 }
 
 /** One limit of a rule (a rule may carry several: all must pass). */
@@ -91,6 +97,8 @@ export interface Rule {
   readonly lease: LeaseOptions | undefined;
   readonly onStoreError: FailurePolicy | undefined;
   readonly source: SourceRef;
+  /** What the planner charges, computed at compile time (engine/compiled.ts). */
+  readonly plan: RulePlan;
 }
 
 /** One node of a compiled descriptor tree. */
@@ -182,6 +190,13 @@ export interface ReportedLimit {
   readonly requestsPerUnit: number;
   readonly unit: Unit;
   readonly name: string | undefined;
+  /**
+   * A configured limit's `RateLimit` message body, one char per byte (engine/compiled.ts
+   * `CompiledLimit`); undefined on a request-supplied override (written per response).
+   */
+  readonly wire?: string | undefined;
+  /** A configured limit's header items; undefined on a request-supplied override. */
+  readonly headers?: LimitHeaderItems | undefined;
 }
 
 /** Per-descriptor answer (RateLimitResponse.DescriptorStatus). */

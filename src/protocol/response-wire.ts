@@ -71,17 +71,14 @@ const lenField = (body: number) => 1 + varintSize(body) + body;
 const strField = (bytes: number) => (bytes === 0 ? 0 : lenField(bytes));
 
 /**
- * The encoded `current_limit` body of a reported limit. Reported limits are frozen per configured
- * rule limit (engine/plan.ts), so the bytes are built once per limit, not per request.
+ * The `current_limit` body of a reported limit, one char per byte (latin1). A configured limit
+ * carries it from compile time (`ReportedLimit.wire`, config/hot-path.ts); a request-supplied
+ * override's is written here per response.
  */
-const limitCache = new WeakMap<ReportedLimit, Buffer>();
-
-function limitBody(l: ReportedLimit): Buffer {
-  let body = limitCache.get(l);
-  if (body !== undefined) return body;
+export function encodeLimitBody(l: ReportedLimit): string {
   const nameBytes = l.name ? utf8Length(l.name) : 0;
   const size = (l.requestsPerUnit === 0 ? 0 : 1 + varintSize(l.requestsPerUnit)) + 2 + strField(nameBytes);
-  body = Buffer.alloc(size);
+  const body = Buffer.alloc(size);
   let pos = 0;
   if (l.requestsPerUnit !== 0) {
     body[pos++] = tag(1, VARINT);
@@ -90,9 +87,10 @@ function limitBody(l: ReportedLimit): Buffer {
   body[pos++] = tag(2, VARINT);
   body[pos++] = RESPONSE_UNITS[l.unit];
   writeString(body, pos, 3, l.name, nameBytes);
-  if (Object.isFrozen(l)) limitCache.set(l, body);
-  return body;
+  return body.toString("latin1");
 }
+
+const limitBody = (l: ReportedLimit): string => l.wire ?? encodeLimitBody(l);
 
 function statusSize(s: DescriptorStatus): number {
   let size = 2; // code: never 0
@@ -132,7 +130,7 @@ function writeStatus(buf: Buffer, pos: number, s: DescriptorStatus, size: number
     buf[pos++] = tag(2, LEN);
     pos = writeVarint(buf, pos, body.length);
     // A few bytes: a loop is cheaper than a native copy.
-    for (let i = 0; i < body.length; i++) buf[pos + i] = body[i] as number;
+    for (let i = 0; i < body.length; i++) buf[pos + i] = body.charCodeAt(i);
     pos += body.length;
   }
   if (s.limitRemaining !== 0) {

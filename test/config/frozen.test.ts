@@ -1,4 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { CompiledLimit, CompiledPolicy } from "../../src/engine/compiled.js";
+import { limitHeaderItems } from "../../src/engine/headers.js";
+import { KeyCache } from "../../src/engine/key-cache.js";
+import type { DescriptorLevel, Rule } from "../../src/engine/types.js";
+import { encodeLimitBody } from "../../src/protocol/response-wire.js";
+import { policyArgs } from "../../src/store/redis/resp-bulk.js";
 import { compileText } from "../helpers/tiers-fixture.js";
 
 const YAML = `domain: edge
@@ -32,28 +38,92 @@ tiers:
         - rate_limits: [{ unit: minute, requests_per_unit: 3 }]
 `;
 
-/** Every object reachable from `root` that is not frozen, by path; Maps are walked (they cannot be frozen). */
-function unfrozen(root: unknown): string[] {
+/** Getter names of a class instance's prototype chain (the precomputed fields of engine/compiled.ts). */
+function getters(v: object): string[] {
+  const names: string[] = [];
+  for (let proto = Object.getPrototypeOf(v); proto !== null && proto !== Object.prototype; ) {
+    for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(proto)))
+      if (d.get !== undefined) names.push(name);
+    proto = Object.getPrototypeOf(proto);
+  }
+  return names;
+}
+
+/**
+ * Every object reachable from `root` that is not frozen, by path; Maps are walked (they cannot be
+ * frozen), and so are the getters of class instances (the precomputed bytes and header items). A
+ * rule plan's key cache (the one mutable memo of compiled config) is listed in `memos`, not walked.
+ */
+function unfrozen(root: unknown): { unfrozen: string[]; memos: string[] } {
   const out: string[] = [];
+  const memos: string[] = [];
   const seen = new Set<unknown>();
   const walk = (v: unknown, path: string) => {
     if (typeof v !== "object" || v === null || seen.has(v) || v instanceof RegExp) return;
     seen.add(v);
+    if (v instanceof KeyCache) {
+      memos.push(path);
+      return;
+    }
     if (v instanceof Map) {
       for (const [k, child] of v) walk(child, `${path}[${String(k)}]`);
       return;
     }
     if (!Object.isFrozen(v)) out.push(path);
     for (const [k, child] of Object.entries(v)) walk(child, `${path}.${k}`);
+    for (const name of getters(v)) walk((v as Record<string, unknown>)[name], `${path}.${name}`);
   };
   walk(root, "$");
-  return out;
+  return { unfrozen: out, memos };
+}
+
+/** Every rule of a level, depth first. */
+function rulesOf(level: DescriptorLevel): Rule[] {
+  return level.nodes.flatMap((n) => [...(n.rule ? [n.rule] : []), ...rulesOf(n.children)]);
 }
 
 describe("compiled config", () => {
-  it("is frozen all the way down: rule tree, rules, limits, policies, tiers (Maps are read-only by type)", () => {
+  it("is frozen all the way down: rule tree, rules, plans, limits, policies, precomputed bytes, tiers", () => {
     const { ruleSet, tiers } = compileText(YAML);
-    expect(unfrozen(ruleSet)).toEqual([]);
-    expect(unfrozen(tiers.tables)).toEqual([]);
+    const rules = unfrozen(ruleSet);
+    const tables = unfrozen(tiers.tables);
+    expect(rules.unfrozen).toEqual([]);
+    expect(tables.unfrozen).toEqual([]);
+    // The key caches are the only mutable objects, one per rule plan.
+    const memos = [...rules.memos, ...tables.memos];
+    expect(memos.length).toBe(6); // tenant, route_class read and adm*, ip (unlimited); the two tier rules
+    for (const path of memos)
+      expect(path).toMatch(/\.rule\.plan\.keys$|\.(byClass\[\w+\]|fallback)\.plan\.keys$/);
+  });
+
+  it("carries every rule's plan with the bytes and header items its writers would build, unchangeable", () => {
+    const { ruleSet, tiers } = compileText(YAML);
+    const tierRules = [...tiers.tables.values()].flatMap((t) =>
+      [...t.tiers.values()].flatMap((l) => [...l.byClass.values(), ...(l.fallback ? [l.fallback] : [])]),
+    );
+    const rules = [...rulesOf((ruleSet.domains.get("edge") as { root: DescriptorLevel }).root), ...tierRules];
+    const limits = rules.flatMap((r) => r.plan.limits);
+    expect(limits.length).toBe(6);
+    expect(rules.find((r) => r.plan.shards === 2)?.plan.limits[0]?.policies.length).toBe(2);
+    for (const l of limits) {
+      const reported = l.reported as CompiledLimit;
+      expect(reported).toBeInstanceOf(CompiledLimit);
+      const plain = { requestsPerUnit: reported.requestsPerUnit, unit: reported.unit, name: reported.name };
+      expect(reported.wire).toBe(encodeLimitBody(plain));
+      expect(reported.headers).toEqual(limitHeaderItems(plain));
+      expect(() => {
+        (reported as unknown as { wire: string }).wire = "";
+      }).toThrow(TypeError);
+      for (const p of l.policies) {
+        expect(p).toBeInstanceOf(CompiledPolicy);
+        expect(p.resp).toBe(policyArgs(p));
+        expect(() => {
+          (p as { limit: number }).limit = 1;
+        }).toThrow(TypeError);
+      }
+    }
+    // A spread copies the numbers, never bytes that would no longer match them.
+    const policy = limits[0]?.policies[0] as CompiledPolicy;
+    expect({ ...policy, limit: 1 }).not.toHaveProperty("resp");
   });
 });

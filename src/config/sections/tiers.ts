@@ -22,6 +22,7 @@ import type { Algorithm, Rule } from "../../engine/types.js";
 import type { LoadResult, ParsedDocument } from "../document.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { child, has, items, type Row, text } from "../fields.js";
+import { rulePlanOf } from "../hot-path.js";
 import { type LimitContext, parseLimits } from "../limits.js";
 import type { FieldDef } from "../schema.js";
 import { loadTenants } from "../tenants.js";
@@ -97,6 +98,7 @@ function rule(ctx: Context, item: CheckedObject, path: string): Rule | undefined
     lease: undefined,
     onStoreError: undefined,
     source: Object.freeze({ file: ctx.file, line: item.pos.line }),
+    plan: rulePlanOf(limits, 1),
   });
 }
 

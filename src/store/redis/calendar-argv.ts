@@ -7,23 +7,16 @@
  * behind this process across a boundary, `end`, or `nextEnd` when Redis is ahead; when `TIME` is
  * outside all of them (clocks more than a window — at least 23 hours — apart) the call fails.
  */
-import { type Calendar, type CalendarWindow, calendarWindow } from "../../engine/calendar.js";
+import { type Calendar, calendarWindow } from "../../engine/calendar.js";
 import type { Policy } from "../../engine/types.js";
 
 /** The `periodMs` ARGV value that marks a calendar window. */
 export const CALENDAR_PERIOD_ARG = 0;
 
-const texts = new WeakMap<CalendarWindow, string>();
-
 /** The `start:end:nextEnd` ARGV text of `calendar` at `nowMs` (this process' clock). */
 export function calendarArg(calendar: Calendar, nowMs: number = Date.now()): string {
   const w = calendarWindow(nowMs, calendar);
-  let text = texts.get(w);
-  if (text === undefined) {
-    text = `${w.startMs}:${w.endMs}:${w.nextEndMs}`;
-    texts.set(w, text);
-  }
-  return text;
+  return `${w.startMs}:${w.endMs}:${w.nextEndMs}`;
 }
 
 /** The `periodMs` and `burst` ARGV values of `policy` for a take script. */

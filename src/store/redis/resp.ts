@@ -5,7 +5,18 @@
 import { Command } from "ioredis";
 import type { Calendar } from "../../engine/calendar.js";
 import { utf8Length } from "../../utf8.js";
-import { CALENDAR_PERIOD_ARG, calendarArg } from "./calendar-argv.js";
+import { calendarArg } from "./calendar-argv.js";
+import {
+  bulkSize,
+  calendarPolicyArgs,
+  digits,
+  numberBulkSize,
+  plainInteger,
+  policyArgs,
+  writeAscii,
+  writeNumberBulk,
+  writeStringBulk,
+} from "./resp-bulk.js";
 
 /**
  * An EVALSHA whose RESP bytes are written here, in one buffer: a merged call carries ~15 arguments per
@@ -35,66 +46,6 @@ export class EncodedCommand extends Command {
   override getSlot(): number {
     return this.#slot;
   }
-}
-
-function writeAscii(buf: Buffer, pos: number, text: string): number {
-  for (let i = 0; i < text.length; i++) buf[pos + i] = text.charCodeAt(i);
-  return pos + text.length;
-}
-
-/** Decimal digits of a non-negative safe integer. */
-function digits(n: number): number {
-  let d = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    d++;
-  }
-  return d;
-}
-
-/** Write the non-negative safe integer `n` (`d` digits) at `pos`. */
-function writeDigits(buf: Buffer, pos: number, n: number, d: number): number {
-  for (let i = pos + d - 1; i >= pos; i--) {
-    buf[i] = 48 + (n % 10);
-    n = Math.floor(n / 10);
-  }
-  return pos + d;
-}
-
-/** `$<n>\r\n`: the header of a bulk string of `n` bytes. */
-function writeBulkHeader(buf: Buffer, pos: number, n: number): number {
-  buf[pos++] = 36; // $
-  pos = writeDigits(buf, pos, n, digits(n));
-  buf[pos++] = 13;
-  buf[pos++] = 10;
-  return pos;
-}
-
-const plainInteger = (a: string | number): a is number =>
-  typeof a === "number" && Number.isSafeInteger(a) && a >= 0;
-
-/** Bytes of a RESP bulk string of `n` bytes: `$<n>\r\n<bytes>\r\n`. */
-const bulkSize = (n: number): number => 1 + digits(n) + 2 + n + 2;
-
-/** Bytes of the RESP bulk string of a number (its decimal text). */
-const numberBulkSize = (n: number): number => bulkSize(plainInteger(n) ? digits(n) : String(n).length);
-
-function writeNumberBulk(buf: Buffer, pos: number, n: number): number {
-  if (!plainInteger(n)) return writeStringBulk(buf, pos, String(n));
-  const d = digits(n);
-  pos = writeBulkHeader(buf, pos, d);
-  pos = writeDigits(buf, pos, n, d);
-  buf[pos++] = 13;
-  buf[pos++] = 10;
-  return pos;
-}
-
-function writeStringBulk(buf: Buffer, pos: number, text: string, n = utf8Length(text)): number {
-  pos = writeBulkHeader(buf, pos, n);
-  pos += buf.write(text, pos, n === text.length ? "latin1" : "utf8");
-  buf[pos++] = 13;
-  buf[pos++] = 10;
-  return pos;
 }
 
 /**
@@ -162,66 +113,19 @@ export interface EncodableTake {
     readonly burst: number;
     readonly calendar?: Calendar;
     readonly maxDebt?: number;
+    /** A compiled policy's argument bytes (`Policy.resp`). */
+    readonly resp?: string | undefined;
   };
 }
 
-/** What the merged-call encoder writes for each take's policy: `limit, periodMs, burst, maxDebt`. */
-type EncodablePolicy = EncodableTake["policy"];
-
 /**
- * The bulk strings of a policy's `limit, periodMs, burst, maxDebt` (-1: not an overdraft bucket),
- * written once per policy object: a
- * policy comes from the compiled config (frozen, the same object for every request of its rule), so
- * each take copies these bytes instead of measuring and writing three numbers again (the encoder's
- * number work was most of its ~4% of CPU per decision in the bench profile). Per-request policies
- * (a request's limit override) are written once and dropped with their object.
+ * A take's `limit, periodMs, burst, maxDebt` as RESP bulk strings, one char per byte: a compiled
+ * policy's from compile time (`Policy.resp`, config/hot-path.ts), a calendar window's for the window
+ * of `nowMs` (it moves with time), a request-supplied override's written now.
  */
-const policyBulks = new WeakMap<EncodablePolicy, Buffer>();
-
-/**
- * A calendar policy's bytes change with its window (calendar-argv.ts): `refresh` (the sizing pass)
- * rebuilds them when the window moved; the writing pass reuses exactly what the sizing pass measured.
- */
-function policyBytes(p: EncodablePolicy, refresh: boolean): Buffer {
-  if (p.calendar !== undefined) return calendarPolicyBytes(p, p.calendar, refresh);
-  let bytes = policyBulks.get(p);
-  if (bytes === undefined) {
-    const maxDebt = p.maxDebt ?? -1;
-    bytes = Buffer.allocUnsafe(
-      numberBulkSize(p.limit) +
-        numberBulkSize(p.periodMs) +
-        numberBulkSize(p.burst) +
-        numberBulkSize(maxDebt),
-    );
-    let pos = writeNumberBulk(bytes, 0, p.limit);
-    pos = writeNumberBulk(bytes, pos, p.periodMs);
-    pos = writeNumberBulk(bytes, pos, p.burst);
-    writeNumberBulk(bytes, pos, maxDebt);
-    policyBulks.set(p, bytes);
-  }
-  return bytes;
-}
-
-const calendarBulks = new WeakMap<EncodablePolicy, { readonly arg: string; readonly bytes: Buffer }>();
-
-function calendarPolicyBytes(p: EncodablePolicy, calendar: Calendar, refresh: boolean): Buffer {
-  const cached = calendarBulks.get(p);
-  if (cached !== undefined && !refresh) return cached.bytes;
-  const arg = calendarArg(calendar);
-  if (cached !== undefined && cached.arg === arg) return cached.bytes;
-  const maxDebt = p.maxDebt ?? -1;
-  const bytes = Buffer.allocUnsafe(
-    numberBulkSize(p.limit) +
-      numberBulkSize(CALENDAR_PERIOD_ARG) +
-      bulkSize(arg.length) +
-      numberBulkSize(maxDebt),
-  );
-  let pos = writeNumberBulk(bytes, 0, p.limit);
-  pos = writeNumberBulk(bytes, pos, CALENDAR_PERIOD_ARG);
-  pos = writeStringBulk(bytes, pos, arg);
-  writeNumberBulk(bytes, pos, maxDebt);
-  calendarBulks.set(p, { arg, bytes });
-  return bytes;
+function policyArgsOf(p: EncodableTake["policy"], nowMs: number): string {
+  if (p.calendar !== undefined) return calendarPolicyArgs(p, calendarArg(p.calendar, nowMs));
+  return p.resp ?? policyArgs(p);
 }
 
 /**
@@ -231,14 +135,17 @@ function calendarPolicyBytes(p: EncodablePolicy, calendar: Calendar, refresh: bo
  * take `cost, limit, periodMs, burst, maxDebt`.
  */
 export function encodeBatchEvalsha(sha: string, calls: readonly (readonly EncodableTake[])[]): Buffer {
+  const nowMs = Date.now();
+  const policies: string[] = [];
   let keys = 0;
   let size = 0;
   for (const takes of calls) {
     size += numberBulkSize(takes.length);
     for (const t of takes) {
       keys++;
-      size += bulkSize(utf8Length(t.key));
-      size += numberBulkSize(t.cost) + policyBytes(t.policy, true).length;
+      const policy = policyArgsOf(t.policy, nowMs);
+      policies.push(policy);
+      size += bulkSize(utf8Length(t.key)) + numberBulkSize(t.cost) + policy.length;
     }
   }
   const head = `*${6 * keys + calls.length + 4}\r\n$7\r\nevalsha\r\n$${sha.length}\r\n${sha}\r\n`;
@@ -249,12 +156,11 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
   for (const takes of calls) for (const t of takes) pos = writeStringBulk(buf, pos, t.key);
   pos = writeNumberBulk(buf, pos, calls.length);
   for (const takes of calls) pos = writeNumberBulk(buf, pos, takes.length);
+  let i = 0;
   for (const takes of calls)
     for (const t of takes) {
       pos = writeNumberBulk(buf, pos, t.cost);
-      const policy = policyBytes(t.policy, false);
-      buf.set(policy, pos);
-      pos += policy.length;
+      pos = writeAscii(buf, pos, policies[i++] as string);
     }
   if (pos !== total) throw new Error(`EVALSHA encoder wrote ${pos} of ${total} bytes`);
   return buf;
