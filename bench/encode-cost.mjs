@@ -24,7 +24,9 @@ const { encodeBatchEvalsha } = await import(pathToFileURL(resolve(values.dist, "
 // Policies as the compiled config holds them: one frozen object per rule, shared by its requests;
 // since the compiled config carries each policy's argument bytes (config/hot-path.ts), built by it
 // when the build has it.
-const hotPath = await import(pathToFileURL(resolve(values.dist, "config/hot-path.js")).href).catch(() => undefined);
+const hotPath = await import(pathToFileURL(resolve(values.dist, "config/hot-path.js")).href).catch(
+  () => undefined,
+);
 const policy = (burst) => {
   const plain = Object.freeze({ algorithm: "gcra", limit: 1_000_000, periodMs: 1000, burst });
   return hotPath === undefined ? plain : hotPath.compiledPolicy(plain);
