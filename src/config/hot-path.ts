@@ -20,7 +20,7 @@ export function compiledPolicy(policy: Policy): CompiledPolicy {
 }
 
 /** What a status reports of `limit`, with its response bytes and header items. */
-export function compiledLimit(limit: RuleLimit): CompiledLimit {
+export function compiledLimit(limit: ReportedLimit): CompiledLimit {
   const reported: ReportedLimit = {
     requestsPerUnit: limit.requestsPerUnit,
     unit: limit.unit,

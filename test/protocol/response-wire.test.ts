@@ -1,5 +1,6 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { compiledLimit } from "../../src/config/hot-path.js";
 import type { DescriptorStatus, Header, RateLimitAnswer, Unit } from "../../src/engine/types.js";
 import { RateLimitResponseSchema } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { encodeAnswerFramed, toResponse } from "../../src/protocol/codec.js";
@@ -24,6 +25,8 @@ const answer = (statuses: DescriptorStatus[], responseHeaders: Header[] = []): R
 
 describe("writeResponse", () => {
   const FROZEN_LIMIT = Object.freeze({ requestsPerUnit: 7, unit: "minute" as const, name: "plätt 😀" });
+  // A configured limit as compiled: it carries its body bytes (config/hot-path.ts).
+  const COMPILED_LIMIT = compiledLimit({ requestsPerUnit: 300, unit: "hour", name: "plätt 😀" });
 
   it("writes the same bytes as protobuf-es for edge values", () => {
     const cases: RateLimitAnswer[] = [
@@ -41,6 +44,10 @@ describe("writeResponse", () => {
         status({ currentLimit: FROZEN_LIMIT, limitRemaining: 3 }),
       ]),
       answer([status({ currentLimit: FROZEN_LIMIT })]),
+      answer([
+        status({ currentLimit: COMPILED_LIMIT }),
+        status({ currentLimit: COMPILED_LIMIT, limitRemaining: 0, code: "OVER_LIMIT" }),
+      ]),
       answer([status({ currentLimit: { requestsPerUnit: 5, unit: "day", name: "n".repeat(300) } })]),
       answer(
         [status()],

@@ -1,5 +1,6 @@
 import { Command } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { compiledPolicy } from "../../../src/config/hot-path.js";
 import { calendarWindow } from "../../../src/engine/calendar.js";
 import { type EncodableTake, encodeBatchEvalsha, encodeEvalsha } from "../../../src/store/redis/resp.js";
 import { encodeBatch } from "../../../src/store/redis/scripts.js";
@@ -89,11 +90,12 @@ describe("encodeBatchEvalsha", () => {
   });
 
   it("writes the same bytes when policy objects are shared across takes and calls, as the config's are", () => {
+    // As compiled (config/hot-path.ts): each carries its argument bytes.
     const policies = [
       { limit: 100, periodMs: 1000, burst: 200 },
       { limit: 7, periodMs: 60_000, burst: 0 },
       { limit: 2.5, periodMs: 3_600_000, burst: 12 },
-    ];
+    ].map((p) => compiledPolicy({ algorithm: "gcra", ...p }));
     const calls = Array.from({ length: 50 }, (_, c) =>
       Array.from({ length: 1 + (c % 3) }, (_, i) => ({
         key: `tl:v1:{t${c}}:g${i}`,
@@ -102,8 +104,9 @@ describe("encodeBatchEvalsha", () => {
       })),
     );
     same(calls);
-    same(calls); // the second time from the policies' written bytes
-    same(calls.map((takes) => takes.map((t) => ({ ...t, policy: { ...t.policy } })))); // fresh objects
+    same(calls); // the second time from the same bytes
+    // Fresh objects (a spread carries no bytes): written per call.
+    same(calls.map((takes) => takes.map((t) => ({ ...t, policy: { ...t.policy } }))));
   });
 
   it("writes a calendar policy as periodMs 0 and its window text, as encodeBatch lists it", () => {
@@ -111,7 +114,7 @@ describe("encodeBatchEvalsha", () => {
     const policy = { limit: 1000, periodMs: 30 * 86_400_000, burst: 1000, calendar };
     const calls = [[{ key: "tl:v1:{ai|tenant=a}:g0", cost: 5, policy }], [{ key: "b", cost: 0, policy }]];
     same(calls);
-    same(calls); // again from the cached bytes of the same window
+    same(calls); // again, the window's text written per call
     const w = calendarWindow(Date.now(), calendar);
     expect(encodeBatch(calls as unknown as Take[][]).slice(-5)).toEqual([
       0,
