@@ -135,17 +135,15 @@ function policyArgsOf(p: EncodableTake["policy"], nowMs: number): string {
  * take `cost, limit, periodMs, burst, maxDebt`.
  */
 export function encodeBatchEvalsha(sha: string, calls: readonly (readonly EncodableTake[])[]): Buffer {
+  // One now for both passes: a calendar window's arguments are the same text in each.
   const nowMs = Date.now();
-  const policies: string[] = [];
   let keys = 0;
   let size = 0;
   for (const takes of calls) {
     size += numberBulkSize(takes.length);
     for (const t of takes) {
       keys++;
-      const policy = policyArgsOf(t.policy, nowMs);
-      policies.push(policy);
-      size += bulkSize(utf8Length(t.key)) + numberBulkSize(t.cost) + policy.length;
+      size += bulkSize(utf8Length(t.key)) + numberBulkSize(t.cost) + policyArgsOf(t.policy, nowMs).length;
     }
   }
   const head = `*${6 * keys + calls.length + 4}\r\n$7\r\nevalsha\r\n$${sha.length}\r\n${sha}\r\n`;
@@ -156,11 +154,10 @@ export function encodeBatchEvalsha(sha: string, calls: readonly (readonly Encoda
   for (const takes of calls) for (const t of takes) pos = writeStringBulk(buf, pos, t.key);
   pos = writeNumberBulk(buf, pos, calls.length);
   for (const takes of calls) pos = writeNumberBulk(buf, pos, takes.length);
-  let i = 0;
   for (const takes of calls)
     for (const t of takes) {
       pos = writeNumberBulk(buf, pos, t.cost);
-      pos = writeAscii(buf, pos, policies[i++] as string);
+      pos = writeAscii(buf, pos, policyArgsOf(t.policy, nowMs));
     }
   if (pos !== total) throw new Error(`EVALSHA encoder wrote ${pos} of ${total} bytes`);
   return buf;
