@@ -14,7 +14,7 @@ const SUITES = ["contract", "integration", "chaos", "attack", "alerts", "fuzz", 
 /** Folders of support code, never tests. */
 const SUPPORT = ["helpers", "fixtures"];
 /** Tests at the top of test/ that check the tree itself rather than a src file. */
-const TREE_TESTS = ["layout"];
+const TREE_TESTS = ["layout", "imports"];
 
 /** What the layout rules need to know about the repository. */
 interface Tree {
