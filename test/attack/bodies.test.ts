@@ -65,7 +65,7 @@ class Uploader {
   }
 }
 
-describe("request bodies, own transport", () => {
+describe("request bodies, own transport", { retry: 1 }, () => {
   it("20 connections of 240 unfinished 4 MiB uploads stay within the buffer bounds", async () => {
     const svc = await start("tollgate", ["--grpc-max-buffered-bytes", String(64 * MIB)]);
     const port = svc.grpcPort;

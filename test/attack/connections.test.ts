@@ -27,7 +27,7 @@ import {
 
 const start = targetPerTest();
 
-describe("connections and streams, own transport", () => {
+describe("connections and streams, own transport", { retry: 1 }, () => {
   it("slowloris: connections without a preface or SETTINGS are closed at the handshake deadline", async () => {
     const svc = await start("tollgate", ["--grpc-handshake-timeout", "1s"]);
     const port = svc.grpcPort;

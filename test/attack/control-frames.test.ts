@@ -24,7 +24,7 @@ import {
 
 const start = targetPerTest();
 
-describe("control frames, own transport", () => {
+describe("control frames, own transport", { retry: 1 }, () => {
   it("a WINDOW_UPDATE flood does not walk the streams waiting on their own windows", async () => {
     const svc = await start("tollgate");
     const peer = new RawPeer(svc.grpcPort);

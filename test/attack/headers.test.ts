@@ -43,7 +43,7 @@ function varint(n: number): number[] {
   return out;
 }
 
-describe("header blocks, own transport", () => {
+describe("header blocks, own transport", { retry: 1 }, () => {
   it("an HPACK bomb is refused without decoding it, and the connection cut past the budget", async () => {
     const svc = await start("tollgate");
     const peer = new RawPeer(svc.grpcPort);

@@ -30,7 +30,7 @@ import {
 
 const start = targetPerTest();
 
-describe("rapid reset, own transport", () => {
+describe("rapid reset, own transport", { retry: 1 }, () => {
   it("cuts the connection past the reset budget, decides no reset request, keeps the other client fast", async () => {
     // A smaller budget than the default 1000 (nghttp2's): the test shows the cut, not the budget's size.
     const svc = await start("tollgate", ["--grpc-reset-burst", "200"]);
