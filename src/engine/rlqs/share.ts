@@ -46,7 +46,10 @@ export interface Share {
   readonly demand: number;
   /** Rate of the token bucket last computed, requests per second; also what the board holds. */
   held: number;
-  /** Its demand moved materially at this report: re-read until the next one. */
+  /**
+   * Its demand or its assigned rate moved materially at this report: re-read until the next one. A rate moved by the others' reports (a flip seen half way) may
+   * be over its target once the rest of the flip lands; the re-read lowers it then.
+   */
   readonly moving: boolean;
   /** Somebody on the board is short of its target, or this share is moving: re-read between reports. */
   unsettled: boolean;
@@ -119,9 +122,12 @@ export async function reportShare(
   const tokenBucket = tokenBucketFor(nextRate(params, view, r.participant, r.previous), limit);
   const held = rateOf(tokenBucket);
   if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
-  // Its own demand moved: the others' reports of the same shift may land just after this one, so
-  // it looks again until its next report (their new demand can lower this share, or free room).
-  const moving = moved(r.previousDemand, r.demand, r.threshold);
+  // Its own demand or its rate moved: the others' reports of the same shift may land just after
+  // this one, so it looks again until its next report (their new demand can lower this share, or
+  // free room). nextRate moves a held rate only materially (past the hysteresis, to give back
+  // excess, or to fit the room), so a settled share costs nothing here.
+  const moving =
+    moved(r.previousDemand, r.demand, r.threshold) || (r.previous !== undefined && held !== r.previous);
   const share: Share = {
     domain: r.domain,
     key: r.key,

@@ -1,5 +1,6 @@
 /** RlqsSession on a fake clock and in-process boards: re-sends, TTL refresh, failure policies. */
 import { describe, expect, it } from "vitest";
+import { targetShares } from "../../../src/engine/rlqs/allocator.js";
 import type { RlqsAction, RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
 import { RlqsSession } from "../../../src/engine/rlqs/session.js";
 import { MAX_REREADS } from "../../../src/engine/rlqs/share.js";
@@ -56,6 +57,29 @@ const report = (n: number, domain = "edge") => ({
   usages: [{ bucket: new Map([["tenant", "acme"]]), elapsedMs: 0, allowed: n, denied: 0 }],
 });
 
+/** A session of participant `participant` on a board shared with others. */
+const onBoard = (board: UsageBoard, clock: FakeClock, participant: string) =>
+  new RlqsSession({
+    config: () => view(),
+    board,
+    localBoard: new MemoryUsageBoard({ clock }),
+    instances: () => 1,
+    clock,
+    participant,
+    defaultPolicy: "local",
+    keyPrefix: "",
+  });
+
+/** The token bucket rate of the first assignment of `actions` (-1: none). */
+const rate = (actions: RlqsAction[]) => {
+  const s = actions[0]?.kind === "assign" ? actions[0].strategy : undefined;
+  return s !== undefined && "tokenBucket" in s
+    ? s.tokenBucket.tokensPerFill / s.tokenBucket.fillIntervalSec
+    : -1;
+};
+
+const KEY = "tl:v1:{edge|tenant=acme}:q";
+
 describe("RlqsSession", () => {
   it("assigns at once, stays quiet while nothing changes, and re-sends at half the TTL", async () => {
     const { s, clock } = session();
@@ -92,25 +116,8 @@ describe("RlqsSession", () => {
   it("raises a capped share between reports once another Envoy publishes the room it freed", async () => {
     const clock = new FakeClock();
     const board = new MemoryUsageBoard({ clock });
-    const make = (participant: string) =>
-      new RlqsSession({
-        config: () => view(),
-        board,
-        localBoard: new MemoryUsageBoard({ clock }),
-        instances: () => 1,
-        clock,
-        participant,
-        defaultPolicy: "local",
-        keyPrefix: "",
-      });
-    const a = make("i1/1");
-    const b = make("i2/1");
-    const rate = (actions: RlqsAction[]) => {
-      const s = actions[0]?.kind === "assign" ? actions[0].strategy : undefined;
-      return s !== undefined && "tokenBucket" in s
-        ? s.tokenBucket.tokensPerFill / s.tokenBucket.fillIntervalSec
-        : -1;
-    };
+    const a = onBoard(board, clock, "i1/1");
+    const b = onBoard(board, clock, "i2/1");
     expect(rate(await a.report(report(90)))).toBe(100); // alone: the whole limit
     expect(a.unsettled).toBe(false);
     // b's fair share is 50, but a holds all 100: b gets the one-token minimum and waits.
@@ -123,7 +130,48 @@ describe("RlqsSession", () => {
     // b's re-read finds the room before b's own next report.
     expect(rate(await b.rebalance(new Map()))).toBe(50);
     expect(b.unsettled).toBe(false);
-    expect((await board.read("tl:v1:{edge|tenant=acme}:q", 3000)).map((p) => p.held)).toEqual([50, 50]);
+    expect((await board.read(KEY, 3000)).map((p) => p.held)).toEqual([50, 50]);
+  });
+
+  it("lowers a share raised on a half-seen flip by a re-read, before its own next report", async () => {
+    // 60/20/20 % of demand flips to 20/20/60: a's shrink and c's steady report land before b's
+    // report, c's growth after it. b's target rose in its half-seen view (nobody short there, its
+    // own demand unchanged); c's growth then lowers it, and c waits for the room b holds.
+    const clock = new FakeClock();
+    const board = new MemoryUsageBoard({ clock });
+    const [a, b, c] = ["i1/1", "i1/2", "i2/1"].map((p) => onBoard(board, clock, p)) as [
+      RlqsSession,
+      RlqsSession,
+      RlqsSession,
+    ];
+    const held = async () => (await board.read(KEY, 3000)).map((p) => p.held);
+    for (let round = 0; round < 3; round++) {
+      for (const [s, n] of [
+        [a, 60],
+        [b, 20],
+        [c, 20],
+      ] as const)
+        await s.report(report(n));
+      clock.advance(1000);
+    }
+    const [before, after] = [targetShares(100, 0.1, [60, 20, 20]), targetShares(100, 0.1, [20, 20, 60])];
+    const near = (x: number, target: number) => Math.abs(x - target) < 0.2; // token rounding
+    expect((await held()).every((h, i) => near(h, before[i] as number))).toBe(true);
+    await a.report(report(20)); // shrinks
+    await c.report(report(20)); // steady: raised to the half-seen 1/3
+    const raised = rate(await b.report(report(20))); // steady: raised too
+    expect(near(raised, 100 / 3)).toBe(true);
+    expect(b.unsettled).toBe(true); // its rate moved: it looks again until its next report
+    clock.advance(600); // within the interval: c's next report reads as a full interval
+    await c.report(report(60)); // grows: its target is 57, but a and b hold two thirds
+    expect(c.unsettled).toBe(true);
+    await a.rebalance(new Map());
+    const lowered = rate(await b.rebalance(new Map()));
+    expect(near(lowered, after[1] as number)).toBe(true); // 21.3, not the 33.3 its report gave
+    expect(near(rate(await c.rebalance(new Map())), after[2] as number)).toBe(true);
+    const now = await held();
+    expect(now.every((h, i) => near(h, after[i] as number))).toBe(true);
+    expect(now.reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(100);
   });
 
   it("re-reads a waiting share at most MAX_REREADS times between two of its reports", async () => {
@@ -141,7 +189,7 @@ describe("RlqsSession", () => {
       close: async () => {},
     };
     // Somebody else holds the whole limit and never reports again within the test.
-    await board.report("tl:v1:{edge|tenant=acme}:q", { participant: "other", demand: 90, held: 100 }, 3000);
+    await board.report(KEY, { participant: "other", demand: 90, held: 100 }, 3000);
     const { s } = session({ board: counting });
     await s.report(report(90));
     expect(s.unsettled).toBe(true);
