@@ -7,8 +7,9 @@
  * entries), computes its fair rate from them, and when that rate differs from what the board
  * says, publishes it at once (a second call, only on a change), so the other instances see the
  * room it frees or takes before the next report. A share whose view shows somebody short of its
- * target is *unsettled*: its instance re-reads the board between reports (`rebalance`) and raises
- * it as soon as the room is there, instead of one reporting interval later.
+ * target, or whose demand or rate moved at the report, is *unsettled*: its instance re-reads the
+ * board between reports (`rebalance`), raises it as soon as the room is there and lowers it when
+ * the rest of a shift lands, instead of one reporting interval later.
  */
 
 import type { UsageBoard } from "../../store/rlqs/board.js";
