@@ -133,6 +133,11 @@ export async function runFairness(o) {
   return {
     seconds: round((end - started) / 1000, 2),
     flipPhase: o.flipPhase ?? 0.5,
+    /** Where the flip actually landed after the first Envoy's last report (a loaded machine runs timers late). */
+    flipPhaseActual: round(
+      (flipAt - (envoys[0].reportTimes.filter((t) => t <= flipAt).at(-1) ?? flipAt)) / observedIntervalMs,
+      2,
+    ),
     limit: o.limit,
     admittedPerSec: round(admitted.reduce((s, x) => s + x, 0)),
     admittedOverLimit: round(admitted.reduce((s, x) => s + x, 0) / o.limit, 3),

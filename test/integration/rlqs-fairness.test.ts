@@ -35,6 +35,7 @@ interface Measures {
   targetsAfter: number[];
   sharesAfter: number[];
   firstWithinIntervals: number;
+  flipPhaseActual: number;
   withinAfter: number;
   reports: number;
   redisCalls: number | undefined;
@@ -101,7 +102,11 @@ describe.each(SETUPS)("RLQS fairness: %s", (name, setup) => {
 
     // Tracking: all within 15 % no later than two reporting intervals after the flip, and then
     // (nearly) all the time: a late excursion is demand noise moving a share, not convergence.
-    expect(m.firstWithinIntervals).toBeLessThanOrEqual(2);
+    // The flip is timed half way through an interval; on a loaded machine the timer can fire late,
+    // just after a report (measured: flipPhaseActual). That is the slow case of docs/rlqs.md
+    // ("Fairness model"): two intervals plus up to two re-read ticks (interval/8 each).
+    const slowCase = m.flipPhaseActual < 0.25;
+    expect(m.firstWithinIntervals).toBeLessThanOrEqual(slowCase ? 2 + 2 / 8 : 2);
     expect(m.withinAfter).toBeGreaterThan(0.9);
     for (const [i, share] of m.sharesAfter.entries()) {
       const target = m.targetsAfter[i] as number;
