@@ -7,7 +7,7 @@
  * entries), computes its fair rate from them, and when that rate differs from what the board
  * says, publishes it at once (a second call, only on a change), so the other instances see the
  * room it frees or takes before the next report. A share whose view shows somebody short of its
- * target, or whose demand or rate moved at the report, is *unsettled*: its instance re-reads the
+ * target, or whose demand moved or rate rose at the report, is *unsettled*: its instance re-reads the
  * board between reports (`rebalance`), raises it as soon as the room is there and lowers it when
  * the rest of a shift lands, instead of one reporting interval later.
  */
@@ -48,10 +48,11 @@ export interface Share {
   /** Rate of the token bucket last computed, requests per second; also what the board holds. */
   held: number;
   /**
-   * Its demand or its assigned rate moved materially at this report: re-read until the next one. A rate moved by the others' reports (a flip seen half way) may
-   * be over its target once the rest of the flip lands; the re-read lowers it then.
+   * Its demand moved materially, or its assigned rate rose, at this report or a re-read since:
+   * re-read until the next report. A rate raised by the others' reports (a flip seen half way) may be over its target
+   * once the rest of the flip lands; the re-read lowers it then.
    */
-  readonly moving: boolean;
+  moving: boolean;
   /** Somebody on the board is short of its target, or this share is moving: re-read between reports. */
   unsettled: boolean;
   /**
@@ -123,12 +124,14 @@ export async function reportShare(
   const tokenBucket = tokenBucketFor(nextRate(params, view, r.participant, r.previous), limit);
   const held = rateOf(tokenBucket);
   if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
-  // Its own demand or its rate moved: the others' reports of the same shift may land just after
+  // Its own demand moved or its rate rose: the others' reports of the same shift may land just after
   // this one, so it looks again until its next report (their new demand can lower this share, or
   // free room). nextRate moves a held rate only materially (past the hysteresis, to give back
   // excess, or to fit the room), so a settled share costs nothing here.
+  // Only a raise: a half-seen shift overshoots upwards (one Envoy's drop seen before another's
+  // rise), and re-reading after noise-driven drops too cost a Redis bound's worth in a noisy run.
   const moving =
-    moved(r.previousDemand, r.demand, r.threshold) || (r.previous !== undefined && held !== r.previous);
+    moved(r.previousDemand, r.demand, r.threshold) || (r.previous !== undefined && held > r.previous);
   const share: Share = {
     domain: r.domain,
     key: r.key,
@@ -205,6 +208,8 @@ export async function rebalanceShare(
   );
   // Only a capped share is raised here (see `capped`); lowering is always allowed.
   const held = rateOf(tokenBucket) > share.held && !share.capped ? share.held : rateOf(tokenBucket);
+  // Raised (room freed by one Envoy's drop): the rest of the shift may still land, keep looking.
+  if (held > share.held) share.moving = true;
   share.unsettled = share.moving || unsettled(share.params, withHeld(view, share.participant, held));
   share.capped = shortOf(share.params, view, share.participant, held);
   if (held === share.held) return undefined;
