@@ -112,9 +112,8 @@ export class Planner {
     const hits = d.hitsAddend ?? (requestHits === 0 ? 1 : requestHits);
     const cost = d.negativeHits === true && hits > 0 ? -hits : hits;
     const onStoreError = matched?.onStoreError ?? domain.onStoreError;
-    // Plans are written out as literals of one shape: object spread is slow on the hot path (it was
-    // a quarter of CPU: bench/history/2026-12.md, "Profile") and mixed shapes make later reads
-    // polymorphic.
+    // Plans are written out as literals of one shape: object spread per request is costly and mixed
+    // shapes make later reads polymorphic (docs/decisions/compiled-config.md, "Per request").
     if (d.limit) {
       // A request-supplied override replaces the configured limit whenever the domain exists (matched
       // or not); as in envoyproxy/ratelimit it is never in shadow mode, never sharded.

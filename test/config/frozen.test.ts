@@ -1,4 +1,9 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { loadServingConfig } from "../../src/config/serving.js";
 import { CompiledLimit, CompiledPolicy } from "../../src/engine/compiled.js";
 import { limitHeaderItems } from "../../src/engine/headers.js";
 import { KeyCache } from "../../src/engine/key-cache.js";
@@ -50,8 +55,8 @@ function getters(v: object): string[] {
 }
 
 /**
- * Every object reachable from `root` that is not frozen, by path; Maps are walked (they cannot be
- * frozen), and so are the getters of class instances (the precomputed bytes and header items). A
+ * Every object reachable from `root` that is not frozen, by path; Maps and Sets are walked (they cannot
+ * be frozen), and so are the getters of class instances (the precomputed bytes and header items). A
  * rule plan's key cache (the one mutable memo of compiled config) is listed in `memos`, not walked.
  */
 function unfrozen(root: unknown): { unfrozen: string[]; memos: string[] } {
@@ -67,6 +72,10 @@ function unfrozen(root: unknown): { unfrozen: string[]; memos: string[] } {
     }
     if (v instanceof Map) {
       for (const [k, child] of v) walk(child, `${path}[${String(k)}]`);
+      return;
+    }
+    if (v instanceof Set) {
+      for (const child of v) walk(child, `${path}{}`);
       return;
     }
     if (!Object.isFrozen(v)) out.push(path);
@@ -125,5 +134,41 @@ describe("compiled config", () => {
     // A spread copies the numbers, never bytes that would no longer match them.
     const policy = limits[0]?.policies[0] as CompiledPolicy;
     expect({ ...policy, limit: 1 }).not.toHaveProperty("resp");
+  });
+});
+
+describe("the whole serving config", () => {
+  // Every section loadServingConfig builds (rules, ext_authz, tiers with a tenants file, rlqs), from
+  // the shipped configs plus the tiers fixture above: a new section cannot slip through unfrozen.
+  const dir = mkdtempSync(join(tmpdir(), "tollgate-frozen-"));
+  writeFileSync(join(dir, "tenants.csv"), "tenant,tier\nacme,free\n");
+  writeFileSync(join(dir, "tiers.yaml"), YAML);
+  const cases: [string, string, string][] = [
+    ["config/ (edge, ai: ext_authz, overdraft, calendar)", "config", ""],
+    ["envoy/config-rlqs (rlqs)", "envoy/config-rlqs", ""],
+    ["the tiers fixture with a tenants file", join(dir, "tiers.yaml"), join(dir, "tenants.csv")],
+  ];
+  it.each(cases)("is frozen all the way down: %s", async (_name, path, tenantsPath) => {
+    const config = await loadServingConfig((o) => loadConfig(path, o), {
+      defaultAlgorithm: "gcra",
+      tenantsPath,
+      maxKeyValueBytes: 256,
+    });
+    const sections = Object.freeze({
+      rules: config.rules,
+      extAuthz: config.extAuthz,
+      tiers: config.tiers,
+      rlqs: config.rlqs,
+    });
+    const found = unfrozen(sections);
+    expect(found.unfrozen).toEqual([]);
+    for (const path of found.memos) expect(path).toMatch(/\.plan\.keys$/);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("finds an object left unfrozen (the check can fail)", () => {
+    expect(
+      unfrozen(Object.freeze({ a: Object.freeze({ b: {} }), m: new Map([["k", {}]]) })).unfrozen,
+    ).toEqual(["$.a.b", "$.m[k]"]);
   });
 });
