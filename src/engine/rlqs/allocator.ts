@@ -14,8 +14,9 @@
  * {@link unsettled}); its instance re-reads the board between reports until the room is there
  * (engine/rlqs/rebalancer.ts). Small moves are not re-sent (hysteresis, `threshold`): Envoy starts a
  * new token bucket full on every changed assignment, so needless changes would hand out extra
- * bursts; but a participant above its target gives the excess back at once while another is short,
- * so hysteresis never keeps anybody waiting for room.
+ * bursts; but a participant above its target gives the excess back at once while another is short
+ * and the excesses together would be a material raise for it,
+ * so hysteresis never keeps anybody materially short (see {@link excessMatters}).
  */
 
 /** Shortfalls below this fraction of the limit are rounding (token buckets have 1/1000 of it). */
@@ -117,9 +118,30 @@ export function nextRate(
     previous <= room &&
     Math.abs(target - previous) < params.threshold * previous
   ) {
-    const givesBack =
-      previous > target && all.some((p, i) => i !== index && isShort(params, p, targets[i] as number));
-    if (!givesBack) return previous;
+    if (!(previous > target && excessMatters(params, all, targets, index, previous))) return previous;
   }
   return Math.min(target, room);
+}
+
+/**
+ * Whether the rates held above their targets (participant `index` holding `previous`) add up to
+ * a material raise for somebody else who is short: more than `threshold` of what that one holds.
+ * Only then does an Envoy inside the hysteresis give its excess back. A smaller excess would be
+ * re-sent for nothing a short Envoy could use as a material raise, and every changed assignment
+ * restarts that Envoy's bucket full (a burst); so while nobody short could use it, the excess stays,
+ * and a short Envoy stays short by at most `threshold` of its own rate through the others' hysteresis.
+ */
+function excessMatters(
+  params: FairParams,
+  all: readonly Participant[],
+  targets: readonly number[],
+  index: number,
+  previous: number,
+): boolean {
+  let excess = 0;
+  for (const [i, p] of all.entries())
+    excess += Math.max(0, (i === index ? previous : p.held) - (targets[i] as number));
+  return all.some(
+    (p, i) => i !== index && isShort(params, p, targets[i] as number) && excess > params.threshold * p.held,
+  );
 }

@@ -47,10 +47,30 @@ export interface Share {
   readonly demand: number;
   /** Rate of the token bucket last computed, requests per second; also what the board holds. */
   held: number;
+  /** Its demand moved materially at this report (see `moved`). */
+  readonly shifted: boolean;
+  /** Its demand rose materially at this report. */
+  readonly rose: boolean;
   /**
-   * Its demand moved materially, or its assigned rate rose, at this report or a re-read since:
-   * re-read until the next report. A rate raised by the others' reports (a flip seen half way) may be over its target
-   * once the rest of the flip lands; the re-read lowers it then.
+   * Its demand rose materially at this report or the one before: a growing Envoy, which a re-read
+   * may raise whenever the room is there (its demand is real; the others' reports of the same
+   * shift free the room over the interval after its own).
+   */
+  readonly growing: boolean;
+  /** A re-read changed its rate since this report. */
+  changed: boolean;
+  /**
+   * The highest rate it held since its previous report: a re-read may raise a share that is
+   * neither capped nor growing back up to this (undoing a lowering a half-seen shift caused),
+   * never above it.
+   */
+  readonly ceiling: number;
+  /**
+   * Its demand moved materially, or its assigned rate rose, at this report, at the report before
+   * or at a re-read since: re-read until the next report. The other Envoys' reports of one shift
+   * land over the interval after an Envoy's own, so a rate computed on a shift seen half way may
+   * be off its target once the rest lands (over: the re-read lowers it; under: it raises a growing
+   * or capped one).
    */
   moving: boolean;
   /** Somebody on the board is short of its target, or this share is moving: re-read between reports. */
@@ -83,6 +103,8 @@ export interface ShareRequest {
   readonly previous: number | undefined;
   /** Demand of its previous report (undefined: none). */
   readonly previousDemand: number | undefined;
+  /** What the previous report saw of a shift (undefined: none). */
+  readonly before?: Pick<Share, "shifted" | "rose" | "changed">;
   readonly limit: SharedLimit;
   readonly minShare: number;
   readonly threshold: number;
@@ -90,6 +112,16 @@ export interface ShareRequest {
   /** The failure policy of the bucket's rule (or its domain's, or the default). */
   readonly policy: () => FailurePolicy;
 }
+
+/**
+ * The allocator's knobs for a share in a shift (its demand moved at this report or the one before,
+ * or a re-read changed its rate since): half the `reassign_percent` hysteresis. A rate computed
+ * while the others' reports of the same shift were still landing is provisional; with the full
+ * hysteresis it could stay `reassign_percent` plus one interval's count noise off its settled
+ * target until a report moved it (docs/rlqs.md, "Rounding"). With none at all, every re-read
+ * would re-send on noise, and each changed assignment restarts the Envoy's bucket full (a burst).
+ */
+const duringShift = (params: FairParams): FairParams => ({ ...params, threshold: params.threshold / 2 });
 
 /** The view with `participant`'s held rate replaced (what the board holds after a publish). */
 const withHeld = (view: readonly Participant[], participant: string, held: number) =>
@@ -121,7 +153,13 @@ export async function reportShare(
     view = await board.report(r.key, entry, r.staleMs);
   }
   const params = { limit: limit.ratePerSec, minShare: r.minShare, threshold: r.threshold };
-  const tokenBucket = tokenBucketFor(nextRate(params, view, r.participant, r.previous), limit);
+  const shifted = moved(r.previousDemand, r.demand, r.threshold);
+  // A shift this Envoy is part of may still be landing: the hysteresis is halved (see `moving`).
+  const inShift = shifted || r.before?.shifted === true || r.before?.changed === true;
+  const tokenBucket = tokenBucketFor(
+    nextRate(inShift ? duringShift(params) : params, view, r.participant, r.previous),
+    limit,
+  );
   const held = rateOf(tokenBucket);
   if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
   // Its own demand moved or its rate rose: the others' reports of the same shift may land just after
@@ -130,8 +168,12 @@ export async function reportShare(
   // excess, or to fit the room), so a settled share costs nothing here.
   // Only a raise: a half-seen shift overshoots upwards (one Envoy's drop seen before another's
   // rise), and re-reading after noise-driven drops too cost a Redis bound's worth in a noisy run.
+  const rose = shifted && r.demand > (r.previousDemand ?? 0);
   const moving =
-    moved(r.previousDemand, r.demand, r.threshold) || (r.previous !== undefined && held > r.previous);
+    shifted ||
+    r.before?.shifted === true ||
+    r.before?.changed === true ||
+    (r.previous !== undefined && held !== r.previous);
   const share: Share = {
     domain: r.domain,
     key: r.key,
@@ -142,6 +184,11 @@ export async function reportShare(
     shared: board === o.board,
     demand: r.demand,
     held,
+    shifted,
+    rose,
+    growing: rose || r.before?.rose === true,
+    changed: false,
+    ceiling: Math.max(held, r.previous ?? 0),
     moving,
     unsettled: moving || unsettled(params, withHeld(view, r.participant, held)),
     capped: shortOf(params, view, r.participant, held),
@@ -202,14 +249,23 @@ export async function rebalanceShare(
     share.unsettled = false; // pruned as stale: the next report writes it again
     return undefined;
   }
-  const tokenBucket = tokenBucketFor(
-    nextRate(share.params, view, share.participant, share.held),
-    share.limit,
-  );
-  // Only a capped share is raised here (see `capped`); lowering is always allowed.
-  const held = rateOf(tokenBucket) > share.held && !share.capped ? share.held : rateOf(tokenBucket);
-  // Raised (room freed by one Envoy's drop): the rest of the shift may still land, keep looking.
-  if (held > share.held) share.moving = true;
+  const params = share.moving ? duringShift(share.params) : share.params;
+  let tokenBucket = tokenBucketFor(nextRate(params, view, share.participant, share.held), share.limit);
+  // A capped or growing share is raised to its fair rate; another only back up to its ceiling
+  // (see `capped`, `growing`, `ceiling`); lowering is always allowed.
+  if (rateOf(tokenBucket) > share.held && !(share.capped || share.growing)) {
+    const back = Math.min(rateOf(tokenBucket), share.ceiling);
+    tokenBucket =
+      back - share.held > params.threshold * share.held
+        ? tokenBucketFor(back, share.limit)
+        : tokenBucketFor(share.held, share.limit);
+  }
+  const held = rateOf(tokenBucket);
+  // Changed: the rest of the shift may still land, keep looking until the next report.
+  if (held !== share.held) {
+    share.moving = true;
+    share.changed = true;
+  }
   share.unsettled = share.moving || unsettled(share.params, withHeld(view, share.participant, held));
   share.capped = shortOf(share.params, view, share.participant, held);
   if (held === share.held) return undefined;

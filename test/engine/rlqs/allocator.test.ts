@@ -68,6 +68,18 @@ describe("nextRate", () => {
     const target = targetShares(100, 0.1, [50, 25, 25])[0] as number;
     expect(nextRate(params, waiting, "a", 54)).toBeCloseTo(target, 9);
   });
+  it("keeps an excess within the threshold that would not be a material raise for the short one", () => {
+    // Targets 86 and 14. b holds 12.5: short (by 1.5, more than 10 % of 12.5).
+    const view = (aHeld: number): Participant[] => [
+      { id: "a", demand: 90, held: aHeld },
+      { id: "b", demand: 10, held: 12.5 },
+    ];
+    // a's excess of 1 is less than 10 % of what b holds: re-sending it would restart a's bucket
+    // (a burst) for a raise b would not get re-sent. Kept.
+    expect(nextRate(params, view(87), "a", 87)).toBe(87);
+    // An excess of 2 is a material raise for b: given back.
+    expect(nextRate(params, view(88), "a", 88)).toBeCloseTo(86, 9);
+  });
   it("calls a view unsettled while somebody is short of its target beyond the threshold", () => {
     expect(
       unsettled(params, [
