@@ -6,9 +6,16 @@
 import type { MetricSet } from "./definitions.js";
 
 /** Why an RLQS stream ended. */
-export type RlqsCloseReason = "ok" | "idle" | "invalid_argument" | "internal" | "closed";
+export type RlqsCloseReason = "ok" | "idle" | "invalid_argument" | "internal" | "slow_reader" | "closed";
 
-const CLOSE_REASONS: readonly RlqsCloseReason[] = ["ok", "idle", "invalid_argument", "internal", "closed"];
+const CLOSE_REASONS: readonly RlqsCloseReason[] = [
+  "ok",
+  "idle",
+  "invalid_argument",
+  "internal",
+  "slow_reader",
+  "closed",
+];
 
 export class RlqsMetrics {
   constructor(private readonly m: MetricSet) {

@@ -23,7 +23,12 @@ export const RLQS_PATH = "/envoy.service.rate_limit_quota.v3.RateLimitQuotaServi
 /** Reporting intervals without a report after which a stream is idle (when no idle time is set). */
 export const STREAM_IDLE_INTERVALS = 5;
 
-export type RlqsCloseReason = "ok" | "idle" | "invalid_argument" | "internal" | "closed";
+/**
+ * Why a stream ended: its own OK end or the client's half-close (`ok`), the idle timer, bad input,
+ * an internal error, the client not reading its responses past `--grpc-max-stream-unread-bytes`
+ * (`slow_reader`: the transport refused a send), or the client/connection going away (`closed`).
+ */
+export type RlqsCloseReason = "ok" | "idle" | "invalid_argument" | "internal" | "slow_reader" | "closed";
 
 /** Stream accounting (TollgateMetrics.rlqs implements it). */
 export interface RlqsStreamEvents {
@@ -68,6 +73,16 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
       let chain = Promise.resolve();
       let reason: RlqsCloseReason = "closed";
       let idle: TimerHandle | undefined;
+      let sending = false;
+      // A call that ends inside a send was ended by the transport: the client is not reading.
+      const send = (actions: RlqsAction[]) => {
+        sending = true;
+        try {
+          ctx.send(actions);
+        } finally {
+          sending = false;
+        }
+      };
       const end = (code: (typeof Status)[keyof typeof Status], message?: string, why?: RlqsCloseReason) => {
         if (ctx.ended) return;
         reason =
@@ -102,7 +117,7 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
             if (ctx.ended) return;
             try {
               const actions = await session.rebalance(reads);
-              if (actions.length > 0) ctx.send(actions);
+              if (actions.length > 0) send(actions);
             } catch (err) {
               failed(err);
             }
@@ -120,7 +135,7 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
             if (ctx.ended) return;
             try {
               const actions = await session.report(report);
-              if (actions.length > 0) ctx.send(actions);
+              if (actions.length > 0) send(actions);
               rebalancer.wake(member);
             } catch (err) {
               failed(err);
@@ -131,6 +146,7 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
           chain = chain.then(() => end(Status.OK));
         },
         closed() {
+          if (sending) reason = "slow_reader";
           if (idle !== undefined) timers.clear(idle);
           rebalancer.delete(member);
           streamEvents?.rlqsStreamClosed(reason);

@@ -89,10 +89,15 @@ export class RawConnection {
   }
 }
 
-/** Decoded fields of the server's HEADERS frames on one stream, in order. */
+/**
+ * Decoded fields of the server's HEADERS frames, in order: of `frames` (one stream's, when the server
+ * indexes nothing), or with `stream` of that stream only, decoding every block of the connection's
+ * `frames` in order (one HPACK context, as a server that indexes fields, like node:http2, needs).
+ */
 export function headerLists(
   frames: readonly Frame[],
   decoder = new HpackDecoder(),
+  stream?: number,
 ): Record<string, string>[] {
   const out: Record<string, string>[] = [];
   for (const f of frames) {
@@ -101,7 +106,7 @@ export function headerLists(
     decoder.decode(f.payload, 0, f.payload.length, (n, v) => {
       fields[n] = v;
     });
-    out.push(fields);
+    if (stream === undefined || f.id === stream) out.push(fields);
   }
   return out;
 }

@@ -2,7 +2,7 @@
  * The RLQS stream on a running tollgate, on both gRPC transports (the own HTTP/2, the default, and
  * `--grpc-transport node`), through a client built on the official Envoy protos: assignments at once,
  * blanket rules from the same rules, bad input, a drain ending streams cleanly, and the stream bounds
- * set through settings.
+ * set through settings (a client that stops reading its responses, frame by frame).
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,10 +13,29 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
 import { SimEnvoy } from "../../../bench/rlqs-envoy.mjs";
 import { RateLimitQuotaUsageReportsSchema } from "../../../src/gen/envoy/service/rate_limit_quota/v3/rlqs_pb.js";
+import { RateLimitRequestSchema } from "../../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { Status } from "../../../src/protocol/grpc/status.js";
+import { HpackDecoder } from "../../../src/protocol/h2/hpack.js";
 import { RLQS_PATH } from "../../../src/protocol/rlqs/service.js";
 import { type Service, startService } from "../../helpers/service.js";
 import { grpcFrame, openStream, rawCall, rawSession } from "../grpc/raw-client.js";
+import {
+  DATA,
+  END_HEADERS,
+  END_STREAM,
+  type Frame,
+  GOAWAY,
+  HEADERS,
+  frame as h2frame,
+  headerLists,
+  INITIAL_WINDOW_SIZE,
+  RawConnection,
+  requestBlock,
+  SETTINGS,
+  settings,
+  u32,
+  WINDOW_UPDATE,
+} from "../h2/raw-h2.js";
 
 const CONFIG = `domain: edge
 rlqs:
@@ -70,9 +89,9 @@ function rawStream(address: string): Raw {
   return { responses, status, write: (m) => stream.write(m), end: () => stream.end() };
 }
 
-const waitFor = async (ok: () => boolean, ms = 5000) => {
+const waitFor = async (ok: () => boolean | Promise<boolean>, ms = 5000) => {
   const until = Date.now() + ms;
-  while (!ok()) {
+  while (!(await ok())) {
     if (Date.now() > until) throw new Error("timed out");
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -228,6 +247,106 @@ describe("RLQS stream bounds from settings (--grpc-max-streaming-calls, --rlqs-s
       }
     } finally {
       session.destroy();
+    }
+  });
+});
+
+/** The HEADERS blocks the server sent on stream `id`, decoded in connection order. */
+const headersOf = (frames: readonly Frame[], id: number) => headerLists(frames, new HpackDecoder(), id);
+
+describe("RLQS slow reader (--grpc-max-stream-unread-bytes)", () => {
+  const services: Service[] = [];
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-rlqs-unread-"));
+    const config = join(dir, "edge.yaml");
+    writeFileSync(config, CONFIG);
+    const args = ["--grpc-max-stream-unread-bytes", "4096"];
+    services.push(
+      ...(await Promise.all([
+        startService({ config, args }),
+        startService({ config, args: [...args, "--grpc-transport", "node"] }),
+      ])),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+  });
+
+  /** A report of 50 new buckets: an answer of 50 assignments (about 2.5 KB). */
+  const report = (round: number, domain = true) =>
+    h2frame(
+      DATA,
+      0,
+      1,
+      grpcFrame(
+        toBinary(
+          RateLimitQuotaUsageReportsSchema,
+          create(RateLimitQuotaUsageReportsSchema, {
+            ...(domain ? { domain: "edge" } : {}),
+            bucketQuotaUsages: Array.from({ length: 50 }, (_, i) => ({
+              bucketId: { bucket: { tenant: `r${round}-t${i}` } },
+              numRequestsAllowed: 1n,
+            })),
+          }),
+        ),
+      ),
+    );
+  const closedSlow = async (s: Service) => {
+    const text = await (await s.http("/metrics")).text();
+    return Number(/tollgate_rlqs_streams_closed_total\{reason="slow_reader"\} (\d+)/.exec(text)?.[1] ?? 0);
+  };
+
+  it.each([
+    ["tollgate", 0],
+    ["node", 1],
+  ])("%s transport: ends the stream RESOURCE_EXHAUSTED, keeps the connection and its other calls", async (_name, index) => {
+    const service = services[index] as Service;
+    const before = await closedSlow(service);
+    const c = new RawConnection(service.grpcPort);
+    try {
+      // Grant no stream window: the server's answers park on the stream.
+      c.open(settings([[INITIAL_WINDOW_SIZE, 0]]));
+      c.send(h2frame(SETTINGS, 0x1, 0));
+      c.send(h2frame(HEADERS, END_HEADERS, 1, requestBlock(RLQS_PATH)), report(0));
+      for (let round = 1; round < 4; round++) c.send(report(round, false));
+      // 4 answers of ~2.5 KB cannot all wait under 4 KiB: the stream is ended (not the connection).
+      await waitFor(async () => (await closedSlow(service)) > before, 5000);
+      // A unary call on the same connection is answered meanwhile.
+      const rls = toBinary(
+        RateLimitRequestSchema,
+        create(RateLimitRequestSchema, {
+          domain: "edge",
+          descriptors: [{ entries: [{ key: "tenant", value: "acme" }] }],
+        }),
+      );
+      c.send(
+        h2frame(
+          HEADERS,
+          END_HEADERS,
+          3,
+          requestBlock("/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"),
+        ),
+        h2frame(WINDOW_UPDATE, 0, 3, u32(65_535)),
+        h2frame(DATA, END_STREAM, 3, grpcFrame(rls)),
+      );
+      await c.until((fs) => headersOf(fs, 3).some((h) => h["grpc-status"] !== undefined), "the unary answer");
+      expect(headersOf(c.frames, 3).at(-1)?.["grpc-status"]).toBe("0");
+      // Reading again: what was parked arrives, then the trailers that ended the call.
+      c.send(h2frame(WINDOW_UPDATE, 0, 1, u32(1 << 20)));
+      await c.until((fs) => headersOf(fs, 1).some((h) => h["grpc-status"] !== undefined), "the trailers");
+      const trailers = headersOf(c.frames, 1).at(-1) ?? {};
+      expect(trailers["grpc-status"]).toBe(String(Status.RESOURCE_EXHAUSTED));
+      expect(decodeURIComponent(trailers["grpc-message"] ?? "")).toBe("client is not reading its responses");
+      const parked = c
+        .of(1)
+        .filter((f) => f.type === DATA)
+        .reduce((n, f) => n + f.payload.length, 0);
+      expect(parked).toBeGreaterThan(0); // the answers that fitted were kept, not dropped
+      expect(parked).toBeLessThanOrEqual(4096);
+      expect(c.frames.some((f) => f.type === GOAWAY)).toBe(false);
+      expect(c.closed).toBe(false);
+    } finally {
+      c.close();
     }
   });
 });
