@@ -205,7 +205,7 @@ export class RlqsSession {
       demand,
       previous: previous?.key === key ? previous.held : undefined,
       previousDemand: previous?.key === key ? previous.demand : undefined,
-      ...(previous?.key === key ? { before: previous } : {}),
+      before: previous?.key === key ? previous : undefined,
       limit: r.limit,
       minShare: settings.minShare,
       threshold: settings.reassignThreshold,

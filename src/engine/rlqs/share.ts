@@ -66,8 +66,8 @@ export interface Share {
    */
   readonly ceiling: number;
   /**
-   * Its demand moved materially, or its assigned rate rose, at this report, at the report before
-   * or at a re-read since: re-read until the next report. The other Envoys' reports of one shift
+   * In a shift: its demand moved materially at this report or the one before, or its assigned
+   * rate changed at this report or at a re-read since the one before: re-read until the next report. The other Envoys' reports of one shift
    * land over the interval after an Envoy's own, so a rate computed on a shift seen half way may
    * be off its target once the rest lands (over: the re-read lowers it; under: it raises a growing
    * or capped one).
@@ -104,7 +104,7 @@ export interface ShareRequest {
   /** Demand of its previous report (undefined: none). */
   readonly previousDemand: number | undefined;
   /** What the previous report saw of a shift (undefined: none). */
-  readonly before?: Pick<Share, "shifted" | "rose" | "changed">;
+  readonly before?: Pick<Share, "shifted" | "rose" | "changed"> | undefined;
   readonly limit: SharedLimit;
   readonly minShare: number;
   readonly threshold: number;
@@ -162,12 +162,10 @@ export async function reportShare(
   );
   const held = rateOf(tokenBucket);
   if (held !== entry.held) await publish(board, r.key, { ...entry, held }, r.staleMs);
-  // Its own demand moved or its rate rose: the others' reports of the same shift may land just after
-  // this one, so it looks again until its next report (their new demand can lower this share, or
-  // free room). nextRate moves a held rate only materially (past the hysteresis, to give back
-  // excess, or to fit the room), so a settled share costs nothing here.
-  // Only a raise: a half-seen shift overshoots upwards (one Envoy's drop seen before another's
-  // rise), and re-reading after noise-driven drops too cost a Redis bound's worth in a noisy run.
+  // In a shift: the others' reports of the same shift may land just after this one, so it looks
+  // again until its next report (their new demand can lower this share, or free room). nextRate
+  // moves a held rate only materially (past the hysteresis, to give back a material excess, or to
+  // fit the room), so a settled share costs nothing here; re-reads are bounded by MAX_REREADS.
   const rose = shifted && r.demand > (r.previousDemand ?? 0);
   const moving =
     shifted ||
