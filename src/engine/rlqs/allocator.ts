@@ -94,7 +94,8 @@ export function shortOf(
  * The rate to assign to participant `self` (which is in `all`), given what it was last sent
  * (`previous`, undefined for none). Returns `previous` unchanged when the move is smaller than the
  * threshold and still fits in the room, unless `previous` is above the target while another
- * participant is short (the excess is what that one waits for).
+ * participant is short and the excesses add up to a material raise for it ({@link excessMatters}:
+ * the excess is what that one waits for).
  */
 export function nextRate(
   params: FairParams,

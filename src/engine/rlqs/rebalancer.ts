@@ -3,7 +3,8 @@
  *
  * A share is unsettled while somebody on its bucket's board is short of its target (a growing
  * Envoy capped by what the others still hold, or one that has not got its first assignment), or
- * until its next report when its demand moved or its rate rose at this one (engine/rlqs/share.ts). The
+ * until its next report while it is in a shift (its demand moved, or its rate changed, at this
+ * report or just before: engine/rlqs/share.ts `moving`). The
  * room it waits for comes when another Envoy (on any instance) publishes a lower rate; without a
  * re-read, the short Envoy would get it only at its own next report, up to one reporting interval
  * later. So every `reporting_interval / TICKS_PER_INTERVAL` while some stream of this instance has

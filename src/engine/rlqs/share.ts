@@ -7,9 +7,10 @@
  * entries), computes its fair rate from them, and when that rate differs from what the board
  * says, publishes it at once (a second call, only on a change), so the other instances see the
  * room it frees or takes before the next report. A share whose view shows somebody short of its
- * target, or whose demand moved or rate rose at the report, is *unsettled*: its instance re-reads the
- * board between reports (`rebalance`), raises it as soon as the room is there and lowers it when
- * the rest of a shift lands, instead of one reporting interval later.
+ * target, or that is in a shift (see `moving`), is *unsettled*: its instance re-reads the board
+ * between reports (`rebalance`), raises it as soon as the room is there (a capped or growing share
+ * to its target, another back to its `ceiling`) and lowers it when the rest of a shift lands,
+ * instead of one reporting interval later (docs/rlqs.md, "How a shift travels").
  */
 
 import type { UsageBoard } from "../../store/rlqs/board.js";
@@ -60,26 +61,28 @@ export interface Share {
   /** A re-read changed its rate since this report. */
   changed: boolean;
   /**
-   * The highest rate it held since its previous report: a re-read may raise a share that is
-   * neither capped nor growing back up to this (undoing a lowering a half-seen shift caused),
-   * never above it.
+   * The higher of the rate it held just before this report and the rate set at it: a re-read may
+   * raise a share that is neither capped nor growing back up to this (undoing a lowering a
+   * half-seen shift caused at the report or at a re-read since), never above it.
    */
   readonly ceiling: number;
   /**
    * In a shift: its demand moved materially at this report or the one before, or its assigned
-   * rate changed at this report or at a re-read since the one before: re-read until the next report. The other Envoys' reports of one shift
-   * land over the interval after an Envoy's own, so a rate computed on a shift seen half way may
-   * be off its target once the rest lands (over: the re-read lowers it; under: it raises a growing
-   * or capped one).
+   * rate changed at this report or at a re-read between the previous report and this one:
+   * re-read until the next report. The other Envoys' reports of one shift land over the interval
+   * after an Envoy's own, so a rate computed on a shift seen half way may be off its target once
+   * the rest lands (over: the re-read lowers it; under: it raises it, see `ceiling`). A change
+   * made by noise alone costs at most MAX_REREADS reads until the next report.
    */
   moving: boolean;
   /** Somebody on the board is short of its target, or this share is moving: re-read between reports. */
   unsettled: boolean;
   /**
-   * This Envoy itself is short of its target (capped by the room the others hold): only then may
-   * a re-read raise it. A target that rose because others' demand fell (a flip seen half way: one
-   * Envoy's drop reported before another's rise) waits for the Envoy's own next report, so a
-   * transient view does not hand out a share that must be taken back a moment later.
+   * This Envoy itself is short of its target (capped by the room the others hold): a re-read may
+   * raise it to its target (as it may a `growing` one). Any other share is raised only back to its
+   * `ceiling`: a target that rose because others' demand fell (a flip seen half way: one Envoy's
+   * drop reported before another's rise) waits for the Envoy's own next report, so a transient
+   * view does not hand out a share that must be taken back a moment later.
    */
   capped: boolean;
   /** Re-reads since the report (at most {@link MAX_REREADS} before the next one). */

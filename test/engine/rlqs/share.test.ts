@@ -71,7 +71,7 @@ describe("a share in a shift", () => {
   });
 
   it("keeps looking for one more report after a growth, so the next one still counts as growing", async () => {
-    const { report } = setup([{ id: "a", demand: 60, held: 50 }]);
+    const { report, reread, write } = setup([{ id: "a", demand: 60, held: 50 }]);
     const first = await report({ demand: 40, previous: 30, previousDemand: 10 });
     expect(first.rose).toBe(true);
     // Its next report moved by less than the shift threshold (40 -> 45): still in the shift.
@@ -79,6 +79,10 @@ describe("a share in a shift", () => {
     expect(second.rose).toBe(false);
     expect(second.growing).toBe(true);
     expect(second.moving).toBe(true);
+    expect(near(second.held, 43.5)).toBe(true); // its target 5 + 90 * 45/105 = 43.57: not capped
+    // a's drop lands after the second report: the share is still raised to its target 5 + 90 * 45/55.
+    write({ id: "a", demand: 10, held: 10 });
+    expect(near(await reread(second), 78.6)).toBe(true);
     const third = await report({ demand: 44, previous: second.held, previousDemand: 45, before: second });
     expect(third.growing).toBe(false);
   });
@@ -102,6 +106,21 @@ describe("a share in a shift", () => {
     // c gives room back: its target would be 3.3 + 90 * 40/60 = 63.3, but it is held at its ceiling.
     write({ id: "c", demand: 10, held: 10 });
     expect(await reread(share)).toBe(40);
+  });
+
+  it("keeps looking after a lowering at its own report, though nobody is short, and is raised back", async () => {
+    // A steady share (demand 40) holding 40; c's growth is seen, a's drop not yet: everybody else
+    // holds its target, so the view alone would call the bucket settled.
+    const { report, reread, write } = setup([
+      { id: "a", demand: 40, held: 23.3 },
+      { id: "c", demand: 100, held: 53.3 },
+    ]);
+    const share = await report({ demand: 40, previous: 40, previousDemand: 40 });
+    expect(near(share.held, 23.3)).toBe(true); // lowered at its report: 3.3 + 90 * 40/180
+    expect(share.moving).toBe(true);
+    expect(share.unsettled).toBe(true); // it re-reads until its next report
+    write({ id: "a", demand: 10, held: 10 }); // the rest of the shift lands
+    expect(near(await reread(share), 27.3)).toBe(true); // 3.3 + 90 * 40/150, under its ceiling of 40
   });
 
   it("halves the hysteresis while in a shift: a rate set on a half-seen shift is not kept 10 % off", async () => {
