@@ -34,13 +34,24 @@ export function fillIntervalSec(limit: SharedLimit): number {
   return Math.min(MAX_FILL_SEC, Math.max(1, Math.ceil(RESOLUTION / limit.ratePerSec)));
 }
 
+/**
+ * `x` rounded down, except that a float product a hair below a whole number (61 / 7 × 7 is
+ * 60.99999999999999) counts as that number: so `tokenBucketFor(rateOf(tb))` gives `tb` back, and a
+ * held rate recomputed from its bucket is never taken for a change (a re-send restarts the Envoy's
+ * bucket full).
+ */
+function floorTokens(x: number): number {
+  const down = Math.floor(x);
+  return down + 1 - x <= 1e-9 * Math.max(1, x) ? down + 1 : down;
+}
+
 /** The token bucket enforcing `rate` (requests per second) as one Envoy's share of `limit`. */
 export function tokenBucketFor(rate: number, limit: SharedLimit): TokenBucketSpec {
   const sec = fillIntervalSec(limit);
   const share = limit.ratePerSec > 0 ? Math.max(0, rate) / limit.ratePerSec : 0;
   return {
     maxTokens: Math.min(UINT32_MAX, Math.max(1, Math.floor(limit.burst * share))),
-    tokensPerFill: Math.min(UINT32_MAX, Math.max(1, Math.floor(rate * sec))),
+    tokensPerFill: Math.min(UINT32_MAX, Math.max(1, floorTokens(rate * sec))),
     fillIntervalSec: sec,
   };
 }

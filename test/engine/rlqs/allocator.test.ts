@@ -118,6 +118,18 @@ describe("token buckets", () => {
       fillIntervalSec: 10,
     });
   });
+  it("give a bucket back from its own rate (a held rate is never taken for a change)", () => {
+    // 61 / 7 × 7 is 60.99999999999999 in floating point: floored naively, 60 tokens, a re-send.
+    for (const ratePerSec of [150, 100, 77, 71, 66.6, 1, 0.5]) {
+      const limit = { ratePerSec, burst: 100 };
+      const sec = fillIntervalSec(limit);
+      for (let tokens = 1; tokens <= Math.min(5000, ratePerSec * sec); tokens++) {
+        const tb = tokenBucketFor(tokens / sec, limit);
+        expect(tb.tokensPerFill, `limit ${ratePerSec}, ${tokens} tokens per ${sec} s`).toBe(tokens);
+        expect(tokenBucketFor(rateOf(tb), limit)).toEqual(tb);
+      }
+    }
+  });
   it("never round a rate up, except to the one-token minimum", () => {
     expect(rateOf(tokenBucketFor(0.00001, { ratePerSec: 100, burst: 100 }))).toBeCloseTo(0.1, 9);
     expect(tokenBucketFor(0, { ratePerSec: 100, burst: 100 }).maxTokens).toBe(1);
