@@ -25,6 +25,12 @@ export interface StreamContext<O> {
   readonly peer: string | undefined;
   /** Whether the call has ended (by either side). */
   readonly ended: boolean;
+  /**
+   * The status the call was ended with (by the handler or by the transport, e.g. RESOURCE_EXHAUSTED
+   * for a client not reading its responses); undefined while open, or when the client cancelled or
+   * the connection went.
+   */
+  readonly endCode: StatusCode | undefined;
 }
 
 /** Callbacks of one open stream. */
@@ -65,6 +71,7 @@ export class StreamCall implements AcceptedCall, StreamContext<unknown> {
   readonly longLived = true;
   #pending: Buffer = EMPTY;
   #over = false;
+  #endCode: StatusCode | undefined;
   readonly #handler: StreamHandler<unknown>;
 
   constructor(
@@ -81,6 +88,10 @@ export class StreamCall implements AcceptedCall, StreamContext<unknown> {
 
   get ended(): boolean {
     return this.#over;
+  }
+
+  get endCode(): StatusCode | undefined {
+    return this.#endCode;
   }
 
   /** The connection this call rides on (per-connection stream cap). */
@@ -178,6 +189,7 @@ export class StreamCall implements AcceptedCall, StreamContext<unknown> {
   end(code: StatusCode, message?: string): void {
     if (this.#over) return;
     const safe = code === Status.UNKNOWN ? Status.INTERNAL : code;
+    this.#endCode = safe;
     const fields: [string, string][] = [["grpc-status", String(safe)]];
     if (message !== undefined && message !== "") fields.push(["grpc-message", encodeGrpcMessage(message)]);
     this.wire.finish(fields);

@@ -6,8 +6,9 @@
  * moved shares between reports, in the same order. Bad input ends the stream INVALID_ARGUMENT with
  * the reason; the client half-closing ends it OK; so does a stream with no report for its idle
  * time (Envoy opens a new one at its next report). Stream close reasons for metrics: `ok` (the
- * client half-closed), `idle`, `invalid_argument`, `internal`, `closed` (the client cancelled, the
- * connection went, or a drain).
+ * client half-closed), `idle`, `invalid_argument`, `internal`, `slow_reader` (the transport ended
+ * it RESOURCE_EXHAUSTED: responses left unread past `--grpc-max-stream-unread-bytes`), `closed`
+ * (the client cancelled, the connection went, or a drain).
  */
 import type { RlqsAction, RlqsReport } from "../../engine/rlqs/messages.js";
 import { RlqsInputError } from "../../engine/rlqs/messages.js";
@@ -74,7 +75,8 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
       let reason: RlqsCloseReason = "closed";
       let idle: TimerHandle | undefined;
       let sending = false;
-      // A call that ends inside a send was ended by the transport: the client is not reading.
+      // A call that ends inside a send was ended by the transport: RESOURCE_EXHAUSTED when the client
+      // is not reading its responses (an encoding failure ends it INTERNAL, a failed write closes it).
       const send = (actions: RlqsAction[]) => {
         sending = true;
         try {
@@ -146,7 +148,13 @@ export function rlqsMethod(opts: RlqsMethodOptions): StreamMethod<RlqsReport, Rl
           chain = chain.then(() => end(Status.OK));
         },
         closed() {
-          if (sending) reason = "slow_reader";
+          if (sending)
+            reason =
+              ctx.endCode === Status.RESOURCE_EXHAUSTED
+                ? "slow_reader"
+                : ctx.endCode === undefined
+                  ? "closed"
+                  : "internal";
           if (idle !== undefined) timers.clear(idle);
           rebalancer.delete(member);
           streamEvents?.rlqsStreamClosed(reason);

@@ -1,6 +1,10 @@
-/** The RLQS method's stream idle timer on a fake clock (the stream's handler, no transport). */
+/**
+ * The RLQS method on a fake clock (the stream's handler, no transport): the stream idle timer, and
+ * the close reason of a stream the transport ends inside a send.
+ */
 import { describe, expect, it } from "vitest";
 import type { RlqsAction, RlqsConfigView } from "../../../src/engine/rlqs/messages.js";
+import { Status, type StatusCode } from "../../../src/protocol/grpc/status.js";
 import type { StreamContext } from "../../../src/protocol/grpc/stream-call.js";
 import { rlqsMethod, STREAM_IDLE_INTERVALS } from "../../../src/protocol/rlqs/service.js";
 import { MemoryUsageBoard } from "../../../src/store/rlqs/memory-board.js";
@@ -20,7 +24,10 @@ descriptors:
   return rlqsView(yaml);
 }
 
-function open(streamIdleMs?: number) {
+/** How the fake transport answers a send: take it, or end the call with a status (as StreamCall does). */
+type SendOutcome = "ok" | { readonly endWith: number };
+
+function open(streamIdleMs?: number, onSend: () => SendOutcome = () => "ok") {
   const clock = new FakeClock();
   const closed: string[] = [];
   const method = rlqsMethod({
@@ -41,13 +48,21 @@ function open(streamIdleMs?: number) {
   let handler: ReturnType<typeof method.open> | undefined;
   const ctx: StreamContext<RlqsAction[]> = {
     send: (o) => {
-      sent.push(o);
-      return true;
+      const outcome = onSend();
+      if (outcome === "ok") {
+        sent.push(o);
+        return true;
+      }
+      ctx.end(outcome.endWith as StatusCode, "ended by the transport");
+      return false;
     },
     end: (code, message) => {
       if (ended.length > 0) return;
       ended.push({ code, message });
       handler?.closed();
+    },
+    get endCode() {
+      return ended[0]?.code as StatusCode | undefined;
     },
     headers: {} as StreamContext<RlqsAction[]>["headers"],
     peer: undefined,
@@ -92,5 +107,23 @@ describe("RLQS stream idle timer", () => {
     const silent = open();
     await silent.clock.tick(STREAM_IDLE_INTERVALS * 400);
     expect(silent.ended).toEqual([{ code: 0, message: "no usage report for 2000 ms" }]);
+  });
+});
+
+describe("RLQS close reasons", () => {
+  it("counts a stream the transport ends inside a send by its status: slow_reader, internal", async () => {
+    const slow = open(undefined, () => ({ endWith: Status.RESOURCE_EXHAUSTED }));
+    slow.report(1);
+    await slow.clock.tick(0);
+    expect(slow.closed).toEqual(["slow_reader"]);
+    const broken = open(undefined, () => ({ endWith: Status.INTERNAL }));
+    broken.report(1);
+    await broken.clock.tick(0);
+    expect(broken.closed).toEqual(["internal"]);
+    // The stream's own ends keep their reasons (the idle timer, above: idle).
+    const fine = open(700);
+    fine.report(1);
+    await fine.clock.tick(700);
+    expect(fine.closed).toEqual(["idle"]);
   });
 });
