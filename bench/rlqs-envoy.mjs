@@ -34,7 +34,8 @@ function serviceCtor() {
 /** Canonical key of a BucketId map (Envoy hashes the map: order-free). */
 export const bucketKey = (bucket) => JSON.stringify(Object.entries(bucket).sort());
 
-class TokenBucket {
+/** Envoy's token bucket of one assignment (also test/helpers/rlqs-sim.ts's Envoys). */
+export class TokenBucket {
   constructor(spec, now) {
     this.max = spec.max_tokens;
     this.rate = (spec.tokens_per_fill?.value ?? 1) / Math.trunc(Number(spec.fill_interval?.seconds ?? 0));

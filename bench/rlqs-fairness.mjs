@@ -73,7 +73,7 @@ export function withinFraction(logs, targets, from, end, tolerance) {
 }
 
 /** Allowed requests per second of one Envoy over its reports in (from, to] (report-aligned). */
-function admittedRate(usage, from, to) {
+export function admittedRate(usage, from, to) {
   const inside = usage.filter((u) => u.at > from && u.at <= to);
   const first = usage.filter((u) => u.at <= from).pop();
   if (inside.length === 0 || first === undefined) return Number.NaN;

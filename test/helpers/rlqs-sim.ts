@@ -8,7 +8,9 @@
  * (bench/rlqs-fairness.mjs).
  */
 // @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
-import { firstWithinAt, withinFraction } from "../../bench/rlqs-fairness.mjs";
+import { TokenBucket } from "../../bench/rlqs-envoy.mjs";
+// @ts-expect-error: a plain .mjs module shared with bench/rlqs.mjs (no type declarations)
+import { admittedRate, firstWithinAt, withinFraction } from "../../bench/rlqs-fairness.mjs";
 import type { Participant } from "../../src/engine/rlqs/allocator.js";
 import type { RlqsAction, RlqsConfigView } from "../../src/engine/rlqs/messages.js";
 import { Rebalancer } from "../../src/engine/rlqs/rebalancer.js";
@@ -16,19 +18,8 @@ import { RlqsSession } from "../../src/engine/rlqs/session.js";
 import type { TickReads } from "../../src/engine/rlqs/share.js";
 import type { UsageBoard, UsageEntry } from "../../src/store/rlqs/board.js";
 import { MemoryUsageBoard } from "../../src/store/rlqs/memory-board.js";
+import { Prng } from "../fuzz/prng.js";
 import { FakeClock } from "./fake-clock.js";
-
-/** Seeded uniform [0, 1) (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface SimOptions {
   readonly seed: number;
@@ -70,12 +61,11 @@ export interface SimResult {
   readonly writes: [number, string, number, number][];
 }
 
+/** bench/rlqs-envoy.mjs's TokenBucket: Envoy's bucket of one assignment (starts full). */
 interface Bucket {
-  max: number;
-  rate: number;
-  tokens: number;
-  at: number;
-  spec: string;
+  readonly rate: number;
+  readonly spec: string;
+  take(now: number): boolean;
 }
 
 /** One simulated Envoy: the local token bucket of bench/rlqs-envoy.mjs, no transport. */
@@ -88,14 +78,7 @@ class Envoy {
   readonly usage: { at: number; allowed: number; denied: number }[] = [];
 
   request(now: number): boolean {
-    const b = this.bucket;
-    let ok = true;
-    if (b !== undefined) {
-      b.tokens = Math.min(b.max, b.tokens + ((now - b.at) / 1000) * b.rate);
-      b.at = now;
-      ok = b.tokens >= 1;
-      if (ok) b.tokens -= 1;
-    }
+    const ok = this.bucket === undefined || this.bucket.take(now);
     if (ok) this.allowed++;
     else this.denied++;
     return ok;
@@ -105,11 +88,17 @@ class Envoy {
     for (const a of actions) {
       if (a.kind !== "assign" || !("tokenBucket" in a.strategy)) continue;
       const tb = a.strategy.tokenBucket;
-      const rate = tb.tokensPerFill / tb.fillIntervalSec;
-      this.assignments.push({ at: now, rate });
-      const spec = `${tb.maxTokens}/${tb.tokensPerFill}/${tb.fillIntervalSec}`;
-      if (this.bucket?.spec !== spec)
-        this.bucket = { max: tb.maxTokens, rate, tokens: tb.maxTokens, at: now, spec };
+      // The assignment as Envoy receives it (the official protos' field names).
+      const next: Bucket = new TokenBucket(
+        {
+          max_tokens: tb.maxTokens,
+          tokens_per_fill: { value: tb.tokensPerFill },
+          fill_interval: { seconds: tb.fillIntervalSec, nanos: 0 },
+        },
+        now,
+      );
+      this.assignments.push({ at: now, rate: next.rate });
+      if (this.bucket?.spec !== next.spec) this.bucket = next;
     }
   }
 
@@ -122,18 +111,10 @@ class Envoy {
   }
 }
 
-/** Allowed requests per second over the reports in (from, to] (report-aligned, as the real run). */
-function admittedRate(usage: { at: number; allowed: number }[], from: number, to: number): number {
-  const inside = usage.filter((u) => u.at > from && u.at <= to);
-  const first = usage.filter((u) => u.at <= from).pop();
-  if (inside.length === 0 || first === undefined) return Number.NaN;
-  const allowed = inside.reduce((s, u) => s + u.allowed, 0);
-  return (allowed * 1000) / ((inside[inside.length - 1] as { at: number }).at - first.at);
-}
-
 /** One fairness run in virtual time (see the module comment). */
 export async function simulateFairness(o: SimOptions): Promise<SimResult> {
-  const random = rng(o.seed);
+  const prng = new Prng(o.seed);
+  const random = () => prng.next();
   const clock = new FakeClock(0);
   const memory = new MemoryUsageBoard({ clock });
   const rtt = o.rttMs ?? 1;

@@ -170,11 +170,7 @@ export async function reportShare(
   // moves a held rate only materially (past the hysteresis, to give back a material excess, or to
   // fit the room), so a settled share costs nothing here; re-reads are bounded by MAX_REREADS.
   const rose = shifted && r.demand > (r.previousDemand ?? 0);
-  const moving =
-    shifted ||
-    r.before?.shifted === true ||
-    r.before?.changed === true ||
-    (r.previous !== undefined && held !== r.previous);
+  const moving = inShift || (r.previous !== undefined && held !== r.previous);
   const share: Share = {
     domain: r.domain,
     key: r.key,
