@@ -5,7 +5,7 @@
  * (protocol/response-wire.ts), `ReportedLimit.headers` (engine/headers.ts) — and frozen. The only
  * module of config/ that imports protocol/ and store/, for those pure encoders only.
  */
-import { CompiledLimit, CompiledPolicy, type RulePlan } from "../engine/compiled.js";
+import { blockedIndex, CompiledLimit, CompiledPolicy, type RulePlan } from "../engine/compiled.js";
 import { limitHeaderItems } from "../engine/headers.js";
 import { KeyCache } from "../engine/key-cache.js";
 import { keyTail } from "../engine/keys.js";
@@ -43,7 +43,7 @@ export function rulePlanOf(limits: readonly RuleLimit[], shards: number): RulePl
   return Object.freeze({
     shards: k,
     limits: Object.freeze(planned),
-    blocked: planned.findIndex((l) => l.reported.requestsPerUnit === 0),
+    blocked: blockedIndex(planned),
     keys: new KeyCache(),
   });
 }

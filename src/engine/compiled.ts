@@ -95,6 +95,11 @@ export interface PlannedLimit {
   readonly tails: readonly string[];
 }
 
+/** Index of the first requests_per_unit 0 limit of `limits`, else -1 (`RulePlan.blocked`). */
+export function blockedIndex(limits: readonly PlannedLimit[]): number {
+  return limits.findIndex((l) => l.reported.requestsPerUnit === 0);
+}
+
 /** What the planner needs of a rule, computed when the rule is compiled. */
 export interface RulePlan {
   /** Shards of every limit (1 = not sharded), capped by engine/shards.ts. */

@@ -5,7 +5,7 @@
  * rule, computed when it was compiled (`Rule.plan`, engine/compiled.ts); a request only builds the
  * entries part of its keys, and only once per entry values (the plan's key cache).
  */
-import type { PlannedLimit, RulePlan } from "./compiled.js";
+import { blockedIndex, type PlannedLimit, type RulePlan } from "./compiled.js";
 import type { KeySet } from "./key-cache.js";
 import { entriesPart, keyHead, overrideTail } from "./keys.js";
 import { matchDescriptor } from "./match.js";
@@ -67,11 +67,6 @@ export type FallbackMatch = (
   domain: string,
   entries: readonly Entry[],
 ) => { readonly rule: Rule; readonly bucketEntries: readonly Entry[] } | undefined;
-
-/** Index of the first requests_per_unit 0 limit, else -1. */
-function blockedIndex(limits: readonly PlannedLimit[]): number {
-  return limits.findIndex((l) => l.reported.requestsPerUnit === 0);
-}
 
 /** The limits not named by another matched rule's `replaces`. */
 function withoutReplaced(limits: readonly PlannedLimit[], replaced: ReadonlySet<string>): PlannedLimit[] {

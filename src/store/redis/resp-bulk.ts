@@ -73,17 +73,28 @@ export interface PolicyTerms {
   readonly maxDebt?: number;
 }
 
-/** `limit, periodMs, burst, maxDebt` (-1: not an overdraft bucket) as RESP bulk strings, one char per byte. */
-export function policyArgs(p: PolicyTerms): string {
-  const maxDebt = p.maxDebt ?? -1;
+/**
+ * Four take arguments as RESP bulk strings, one char per byte: `limit`, `period`, `burst` (a number,
+ * or a calendar window's ASCII text), `maxDebt`.
+ */
+function fourArgs(limit: number, period: number, burst: number | string, maxDebt: number): string {
+  const text = typeof burst === "string";
   const bytes = Buffer.allocUnsafe(
-    numberBulkSize(p.limit) + numberBulkSize(p.periodMs) + numberBulkSize(p.burst) + numberBulkSize(maxDebt),
+    numberBulkSize(limit) +
+      numberBulkSize(period) +
+      (text ? bulkSize(burst.length) : numberBulkSize(burst)) +
+      numberBulkSize(maxDebt),
   );
-  let pos = writeNumberBulk(bytes, 0, p.limit);
-  pos = writeNumberBulk(bytes, pos, p.periodMs);
-  pos = writeNumberBulk(bytes, pos, p.burst);
+  let pos = writeNumberBulk(bytes, 0, limit);
+  pos = writeNumberBulk(bytes, pos, period);
+  pos = text ? writeStringBulk(bytes, pos, burst) : writeNumberBulk(bytes, pos, burst);
   writeNumberBulk(bytes, pos, maxDebt);
   return bytes.toString("latin1");
+}
+
+/** `limit, periodMs, burst, maxDebt` (-1: not an overdraft bucket) as RESP bulk strings, one char per byte. */
+export function policyArgs(p: PolicyTerms): string {
+  return fourArgs(p.limit, p.periodMs, p.burst, p.maxDebt ?? -1);
 }
 
 /**
@@ -91,16 +102,5 @@ export function policyArgs(p: PolicyTerms): string {
  * slot, the window text `arg` in the `burst` slot, `maxDebt`.
  */
 export function calendarPolicyArgs(p: PolicyTerms, arg: string): string {
-  const maxDebt = p.maxDebt ?? -1;
-  const bytes = Buffer.allocUnsafe(
-    numberBulkSize(p.limit) +
-      numberBulkSize(CALENDAR_PERIOD_ARG) +
-      bulkSize(arg.length) +
-      numberBulkSize(maxDebt),
-  );
-  let pos = writeNumberBulk(bytes, 0, p.limit);
-  pos = writeNumberBulk(bytes, pos, CALENDAR_PERIOD_ARG);
-  pos = writeStringBulk(bytes, pos, arg);
-  writeNumberBulk(bytes, pos, maxDebt);
-  return bytes.toString("latin1");
+  return fourArgs(p.limit, CALENDAR_PERIOD_ARG, arg, p.maxDebt ?? -1);
 }
